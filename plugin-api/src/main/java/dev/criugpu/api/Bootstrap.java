@@ -1,0 +1,74 @@
+package dev.criugpu.api;
+
+import dev.criugpu.api.log.CriuLog;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+
+/**
+ * The one JNI entry point. The shim calls {@link #start(long)} once per plugin that needs Java, with the address
+ * of its {@code struct criu_gpu_services}; we find the plugin, run its init, and fill the shim's hook table with
+ * upcall stubs. From then on every hook is a plain native call into {@link HookDispatcher}.
+ */
+public final class Bootstrap {
+    private Bootstrap() {
+    }
+
+    /** Returns 0, or a negative errno that the shim returns from criu's init (failing the command). */
+    public static int start(long servicesAddress) {
+        NativeCriuServices services;
+        try {
+            services = new NativeCriuServices(
+                    dev.criugpu.api.bindings.criu_gpu_services.reinterpret(MemorySegment.ofAddress(servicesAddress)));
+        } catch (Throwable t) {
+            System.err.println("criu-java-gpu: cannot read the shim's services: " + t);
+            return -Errno.EINVAL;
+        }
+        return HookDispatcher.guarded(services, "bootstrap", () -> start(services));
+    }
+
+    private static int start(NativeCriuServices services) {
+        CriuPlugin plugin = Plugins.named(services.pluginName()).orElseThrow(() -> new CriuException(Errno.ENOENT,
+                "no Java plugin named " + services.pluginName() + " on the class path"));
+        int javaMask = Hook.mask(plugin.hooks());
+        if (javaMask != services.hookMask()) {
+            throw new CriuException(Errno.EINVAL, String.format(
+                    "%s: the shim registers hooks 0x%x but the Java plugin declares 0x%x (mismatched build)",
+                    plugin.name(), services.hookMask(), javaMask));
+        }
+        CriuLog.register(plugin.getClass().getPackageName(), services);
+        int rc = plugin.init(services.stage(), services);
+        if (rc != 0) return rc;
+        install(new HookDispatcher(plugin, services), plugin, services.hookTable(), services.criuHookCount());
+        return 0;
+    }
+
+    /** Writes an upcall stub for each main-process hook of {@code plugin}, and the exit slot, into the table. */
+    static void install(HookDispatcher dispatcher, CriuPlugin plugin, MemorySegment table, int criuHookCount) {
+        Linker linker = Linker.nativeLinker();
+        Arena forever = Arena.global();
+        for (Hook hook : plugin.hooks()) {
+            if (hook.context != Hook.Context.MAIN) continue;
+            if (criuHookCount > 0 && !hook.knownTo(criuHookCount)) continue;
+            MethodHandle target = bind(dispatcher, hook.javaMethod, hook.descriptor.toMethodType());
+            MemorySegment stub = linker.upcallStub(target, hook.descriptor, forever);
+            table.setAtIndex(ADDRESS, hook.id, stub);
+        }
+        MethodHandle exit = bind(dispatcher, "exit", Hook.EXIT_DESCRIPTOR.toMethodType());
+        table.setAtIndex(ADDRESS, Hook.EXIT_SLOT, linker.upcallStub(exit, Hook.EXIT_DESCRIPTOR, forever));
+    }
+
+    private static MethodHandle bind(HookDispatcher dispatcher, String method, MethodType type) {
+        try {
+            return MethodHandles.lookup().findVirtual(HookDispatcher.class, method, type).bindTo(dispatcher);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("no dispatcher method " + method + type, e);
+        }
+    }
+}

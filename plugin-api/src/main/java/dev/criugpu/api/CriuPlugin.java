@@ -1,0 +1,81 @@
+package dev.criugpu.api;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Set;
+
+/**
+ * A GPU plugin as criu sees it, found with {@link java.util.ServiceLoader}. Every hook defaults to
+ * {@link Errno#NOT_SUPPORTED}, which makes criu ask the next plugin. A hook reports failure by returning a
+ * negative errno or by throwing; a throwable never reaches criu (the bootstrap turns it into one log line and
+ * a negative errno).
+ *
+ * <p>Hooks run on criu's main thread, which is the thread that ptrace-seized the tasks.
+ */
+public interface CriuPlugin {
+
+    /** The descriptor name criu knows, e.g. {@code cuda_plugin}; also the name in inventory.img. */
+    String name();
+
+    /** Hooks to register with criu. The shim is built with the same set. */
+    Set<Hook> hooks();
+
+    /**
+     * Called once the JVM serves this plugin in a criu command. Returns 0, or a negative errno to fail the
+     * command (a restore that needs hardware this host lacks, say).
+     */
+    default int init(Stage stage, CriuServices services) {
+        return 0;
+    }
+
+    /** criu's plugin exit: the command finished with {@code ret} (0 = success). Not called for pre-dump. */
+    default void exit(Stage stage, int ret) {
+    }
+
+    /** For {@code criu-gpu doctor}: would this plugin be enabled on this host, and why (not). */
+    Diagnosis diagnose();
+
+    default int dumpUnixSk(int fd, int id) {
+        return Errno.NOT_SUPPORTED;
+    }
+
+    default int dumpExtFile(int fd, int id) {
+        return Errno.NOT_SUPPORTED;
+    }
+
+    default int dumpExtMount(MemorySegment mountpoint, int id) {
+        return Errno.NOT_SUPPORTED;
+    }
+
+    default int dumpExtLink(int index, int type, MemorySegment kind) {
+        return Errno.NOT_SUPPORTED;
+    }
+
+    /** {@code stat} points at criu's {@code struct stat} of the mapped file. */
+    default int handleDeviceVma(int fd, MemorySegment stat) {
+        return Errno.NOT_SUPPORTED;
+    }
+
+    default int resumeDevicesLate(int pid) {
+        return Errno.NOT_SUPPORTED;
+    }
+
+    default int pauseDevices(int pid) {
+        return Errno.NOT_SUPPORTED;
+    }
+
+    default int checkpointDevices(int pid) {
+        return Errno.NOT_SUPPORTED;
+    }
+
+    default int postForking() {
+        return Errno.NOT_SUPPORTED;
+    }
+
+    default int restoreInit() {
+        return Errno.NOT_SUPPORTED;
+    }
+
+    default int dumpDevicesLate(int rootPid) {
+        return Errno.NOT_SUPPORTED;
+    }
+}

@@ -1,0 +1,96 @@
+package dev.criugpu.api;
+
+import java.lang.foreign.MemorySegment;
+import java.util.function.IntSupplier;
+
+/**
+ * The Java end of every upcall stub. Each method traces the hook (criu's log, debug level), runs the plugin's
+ * method behind the exception barrier (DESIGN rule 9) and returns what criu should see.
+ */
+final class HookDispatcher {
+    private final CriuPlugin plugin;
+    private final CriuServices services;
+
+    HookDispatcher(CriuPlugin plugin, CriuServices services) {
+        this.plugin = plugin;
+        this.services = services;
+    }
+
+    private int call(Hook hook, String args, IntSupplier body) {
+        if (services.isLoggable(LogLevel.DEBUG)) {
+            services.log(LogLevel.DEBUG, "hook " + hook + "(" + args + ") entered Java");
+        }
+        return guarded(services, hook.toString(), body);
+    }
+
+    /** Runs {@code body}; a throwable becomes one error line and a negative errno. */
+    static int guarded(CriuServices services, String what, IntSupplier body) {
+        try {
+            return body.getAsInt();
+        } catch (CriuException e) {
+            services.log(LogLevel.ERROR, e.getMessage());
+            return -Math.abs(e.errno());
+        } catch (Throwable t) {
+            services.log(LogLevel.ERROR, what + " failed: " + t);
+            if (services.isLoggable(LogLevel.DEBUG)) {
+                for (StackTraceElement e : t.getStackTrace()) services.log(LogLevel.DEBUG, "    at " + e);
+            }
+            return -Errno.EIO;
+        }
+    }
+
+    int dumpUnixSk(int fd, int id) {
+        return call(Hook.DUMP_UNIX_SK, "fd=" + fd + ", id=" + id, () -> plugin.dumpUnixSk(fd, id));
+    }
+
+    int dumpExtFile(int fd, int id) {
+        return call(Hook.DUMP_EXT_FILE, "fd=" + fd + ", id=" + id, () -> plugin.dumpExtFile(fd, id));
+    }
+
+    int dumpExtMount(MemorySegment mountpoint, int id) {
+        return call(Hook.DUMP_EXT_MOUNT, "id=" + id, () -> plugin.dumpExtMount(mountpoint, id));
+    }
+
+    int dumpExtLink(int index, int type, MemorySegment kind) {
+        return call(Hook.DUMP_EXT_LINK, "index=" + index + ", type=" + type,
+                () -> plugin.dumpExtLink(index, type, kind));
+    }
+
+    int handleDeviceVma(int fd, MemorySegment stat) {
+        return call(Hook.HANDLE_DEVICE_VMA, "fd=" + fd, () -> plugin.handleDeviceVma(fd, stat));
+    }
+
+    int resumeDevicesLate(int pid) {
+        return call(Hook.RESUME_DEVICES_LATE, "pid=" + pid, () -> plugin.resumeDevicesLate(pid));
+    }
+
+    int pauseDevices(int pid) {
+        return call(Hook.PAUSE_DEVICES, "pid=" + pid, () -> plugin.pauseDevices(pid));
+    }
+
+    int checkpointDevices(int pid) {
+        return call(Hook.CHECKPOINT_DEVICES, "pid=" + pid, () -> plugin.checkpointDevices(pid));
+    }
+
+    int postForking() {
+        return call(Hook.POST_FORKING, "", plugin::postForking);
+    }
+
+    int restoreInit() {
+        return call(Hook.RESTORE_INIT, "", plugin::restoreInit);
+    }
+
+    int dumpDevicesLate(int rootPid) {
+        return call(Hook.DUMP_DEVICES_LATE, "pid=" + rootPid, () -> plugin.dumpDevicesLate(rootPid));
+    }
+
+    void exit(int stage, int ret) {
+        if (services.isLoggable(LogLevel.DEBUG)) {
+            services.log(LogLevel.DEBUG, "hook EXIT(stage=" + stage + ", ret=" + ret + ") entered Java");
+        }
+        guarded(services, "exit", () -> {
+            plugin.exit(Stage.of(stage), ret);
+            return 0;
+        });
+    }
+}
