@@ -1,0 +1,44 @@
+package dev.criugpu.cli;
+
+import java.io.PrintStream;
+import java.util.Arrays;
+
+/** {@code criu-gpu}: the command-line front end of the plugins. */
+public final class Main {
+    private Main() {
+    }
+
+    public static void main(String[] args) {
+        System.exit(run(args, System.out, System.err));
+    }
+
+    static final String USAGE = """
+            usage: criu-gpu COMMAND [ARGS]
+              version            print the version of criu-java-gpu
+              doctor             tell, per plugin, whether it would be enabled on this host and why
+              inspect DIR [--json]  describe a checkpoint directory
+              cuda ARGS          the cuda-checkpoint twin (criu-gpu cuda --help)
+            """;
+
+    public static int run(String[] args, PrintStream out, PrintStream err) {
+        if (args.length == 0 || args[0].equals("--help") || args[0].equals("-h") || args[0].equals("help")) {
+            (args.length == 0 ? err : out).print(USAGE);
+            return args.length == 0 ? 2 : 0;
+        }
+        String[] rest = Arrays.copyOfRange(args, 1, args.length);
+        return switch (args[0]) {
+            case "version" -> {
+                out.println("criu-gpu " + Version.get());
+                yield 0;
+            }
+            case "doctor" -> Doctor.run(rest, out);
+            case "inspect" -> Commands.inspect(rest, out, err);
+            case "cuda" -> Commands.cuda(rest, out, err);
+            default -> {
+                err.println("criu-gpu: unknown command '" + args[0] + "'");
+                err.print(USAGE);
+                yield 2;
+            }
+        };
+    }
+}

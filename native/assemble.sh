@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Assembles the criu plugin directory: the two shims, the jars, the JVM config, the AOT cache, bin/criu-gpu.
+# Usage: assemble.sh JAVA_HOME OUT_DIR   (the jars are already in OUT_DIR/java/lib, copied by Maven)
+set -euo pipefail
+java_home=$1
+out=$2
+here=$(cd "$(dirname "$0")" && pwd)
+
+make -C "$here" --no-print-directory OUT="$out" JAVA_HOME="$java_home" all
+
+cfg="$out/java/criu-gpu.cfg"
+{
+  echo "# JVM that criu starts for the GPU plugins. Relative paths are relative to this folder."
+  echo "# CRIU_GPU_JAVA_HOME in criu's environment overrides java.home."
+  echo "java.home=$java_home"
+  (cd "$out/java" && ls lib/*.jar | LC_ALL=C sort | sed 's/^/class.path=/')
+  cat "$here/jvm-options.cfg"
+} >"$cfg.tmp"
+mv "$cfg.tmp" "$cfg"
+
+install -d "$out/bin"
+install -m 0755 "$here/criu-gpu.sh" "$out/bin/criu-gpu"
+
+"$here/make-aot.sh" "$java_home" "$out"

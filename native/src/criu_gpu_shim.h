@@ -1,0 +1,41 @@
+/*
+ * criu-java-gpu shim: what it hands the Java side at bootstrap.
+ * Mirrored by dev.criugpu.api.bindings.criu_gpu_services; the layout conformance test checks both agree.
+ */
+#ifndef CRIU_GPU_SHIM_H
+#define CRIU_GPU_SHIM_H
+
+#include <stdint.h>
+
+#define CRIU_GPU_TABLE_SLOTS 16 /* one per criu hook id (0..14), then exit */
+#define CRIU_GPU_EXIT_SLOT 15
+
+#define CRIU_GPU_FLAG_FORCED 1u
+
+/* Values of inventory_claim: the order of dev.criugpu.api.InventoryClaim. */
+enum criu_gpu_claim {
+	CRIU_GPU_CLAIM_LEGACY = 0,
+	CRIU_GPU_CLAIM_LISTED = 1,
+	CRIU_GPU_CLAIM_NOT_LISTED = 2,
+	CRIU_GPU_CLAIM_NONE = 3,
+};
+
+struct criu_gpu_services {
+	uint32_t size;
+	uint32_t stage;
+	uint32_t criu_hook_count;
+	uint32_t flags;
+	int32_t inventory_claim;
+	uint32_t hook_mask;
+	const char *plugin_name;
+	const char *plugin_dir;
+	void **hook_table;
+	void *print_on_level;
+	void *log_get_loglevel;
+	void *criu_get_image_dir;
+	void *add_inventory_plugin;
+	void *set_compel_interrupt_only_mode;
+	void *compel_wait_task;
+};
+
+#endif
