@@ -1,6 +1,8 @@
 package dev.criugpu.api;
 
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -33,6 +35,15 @@ public interface CriuPlugin {
 
     /** For {@code criu-gpu doctor}: would this plugin be enabled on this host, and why (not). */
     Diagnosis diagnose();
+
+    /**
+     * For {@code criu-gpu inspect}: the GPU state this plugin's files in a checkpoint directory hold, or empty
+     * when the directory holds none. Reads only; throws {@link java.io.UncheckedIOException} naming the file
+     * for a damaged one.
+     */
+    default Optional<GpuState> describeImages(Path imagesDir) {
+        return Optional.empty();
+    }
 
     default int dumpUnixSk(int fd, int id) {
         return Errno.NOT_SUPPORTED;

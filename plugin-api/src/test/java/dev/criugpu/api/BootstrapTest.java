@@ -1,0 +1,149 @@
+package dev.criugpu.api;
+
+import dev.criugpu.api.bindings.criu_gpu_services;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.util.ArrayList;
+import java.util.List;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Drives {@link Bootstrap} the way the shim does: a native services struct whose criu functions are upcall stubs
+ * standing in for criu's exports, and hooks called through the function pointers Bootstrap wrote.
+ */
+class BootstrapTest {
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final List<String> LOG = new ArrayList<>();
+    private static final List<String> INVENTORY = new ArrayList<>();
+
+    private final Arena arena = Arena.ofAuto();
+    private MemorySegment services;
+    private MemorySegment table;
+
+    static void printOnLevel(int level, MemorySegment fmt, MemorySegment line) {
+        LOG.add(level + " " + line.reinterpret(4096).getString(0).strip());
+    }
+
+    static int logLevel() {
+        return LogLevel.DEBUG.id;
+    }
+
+    static int addInventoryPlugin(MemorySegment name) {
+        INVENTORY.add(name.reinterpret(256).getString(0));
+        return 0;
+    }
+
+    private MemorySegment stub(String method, MethodType type, FunctionDescriptor fd) throws Exception {
+        MethodHandle mh = MethodHandles.lookup().findStatic(BootstrapTest.class, method, type);
+        return LINKER.upcallStub(mh, fd, Arena.global());
+    }
+
+    @BeforeEach
+    void services() throws Exception {
+        LOG.clear();
+        INVENTORY.clear();
+        RecordingPlugin.CALLS.clear();
+        RecordingPlugin.initResult = 0;
+        services = arena.allocate(criu_gpu_services.layout());
+        table = arena.allocate(ADDRESS, Hook.TABLE_SLOTS);
+        criu_gpu_services.size(services, (int) criu_gpu_services.layout().byteSize());
+        criu_gpu_services.stage(services, Stage.RESTORE.id);
+        criu_gpu_services.criu_hook_count(services, 13);
+        criu_gpu_services.inventory_claim(services, InventoryClaim.LISTED.ordinal());
+        criu_gpu_services.hook_mask(services, (1 << 10) | (1 << 11) | (1 << 8) | (1 << 12));
+        criu_gpu_services.set(services, "plugin_name", arena.allocateFrom("recording_plugin"));
+        criu_gpu_services.set(services, "plugin_dir", arena.allocateFrom("/nonexistent"));
+        criu_gpu_services.set(services, "hook_table", table);
+        criu_gpu_services.set(services, "print_on_level", stub("printOnLevel",
+                MethodType.methodType(void.class, int.class, MemorySegment.class, MemorySegment.class),
+                FunctionDescriptor.ofVoid(JAVA_INT, ADDRESS, ADDRESS.withTargetLayout(JAVA_INT))));
+        criu_gpu_services.set(services, "log_get_loglevel",
+                stub("logLevel", MethodType.methodType(int.class), FunctionDescriptor.of(JAVA_INT)));
+        criu_gpu_services.set(services, "add_inventory_plugin", stub("addInventoryPlugin",
+                MethodType.methodType(int.class, MemorySegment.class), FunctionDescriptor.of(JAVA_INT, ADDRESS)));
+    }
+
+    private int callIntHook(Hook hook, int arg) throws Throwable {
+        MemorySegment fn = table.getAtIndex(ADDRESS, hook.id);
+        return (int) LINKER.downcallHandle(fn, FunctionDescriptor.of(JAVA_INT, JAVA_INT)).invokeExact(arg);
+    }
+
+    @Test
+    void fillsMainProcessHooksOnlyAndForwardsCalls() throws Throwable {
+        assertEquals(0, Bootstrap.start(services.address()));
+        assertEquals(List.of("init RESTORE LISTED"), RecordingPlugin.CALLS);
+        assertEquals(List.of("recording_plugin"), INVENTORY);
+
+        assertNotEquals(MemorySegment.NULL, table.getAtIndex(ADDRESS, Hook.PAUSE_DEVICES.id));
+        assertNotEquals(MemorySegment.NULL, table.getAtIndex(ADDRESS, Hook.POST_FORKING.id));
+        assertEquals(MemorySegment.NULL, table.getAtIndex(ADDRESS, Hook.UPDATE_VMA_MAP.id), "child hook in Java");
+        assertEquals(MemorySegment.NULL, table.getAtIndex(ADDRESS, Hook.RESUME_DEVICES_LATE.id), "unregistered");
+
+        assertEquals(0, callIntHook(Hook.PAUSE_DEVICES, 42));
+        assertEquals(Errno.NOT_SUPPORTED, callIntHook(Hook.CHECKPOINT_DEVICES, 42), "default is -ENOTSUP");
+        MemorySegment post = table.getAtIndex(ADDRESS, Hook.POST_FORKING.id);
+        assertEquals(7, (int) LINKER.downcallHandle(post, FunctionDescriptor.of(JAVA_INT)).invokeExact());
+        MemorySegment exit = table.getAtIndex(ADDRESS, Hook.EXIT_SLOT);
+        LINKER.downcallHandle(exit, Hook.EXIT_DESCRIPTOR).invokeExact(Stage.RESTORE.id, 0);
+
+        assertEquals(List.of("init RESTORE LISTED", "pause 42", "post-forking", "exit RESTORE 0"),
+                RecordingPlugin.CALLS);
+        assertTrue(LOG.contains("4 recording_plugin: hook PAUSE_DEVICES(pid=42) entered Java"), LOG.toString());
+        assertTrue(LOG.contains("4 recording_plugin: hook EXIT(stage=2, ret=0) entered Java"), LOG.toString());
+    }
+
+    @Test
+    void exceptionsBecomeOneErrorLineAndNegativeErrno() throws Throwable {
+        assertEquals(0, Bootstrap.start(services.address()));
+        assertEquals(-Errno.ETIMEDOUT, callIntHook(Hook.PAUSE_DEVICES, 13));
+        assertTrue(LOG.contains("1 Error (recording_plugin): pid 13: lock timed out"), LOG.toString());
+        assertEquals(-Errno.EIO, callIntHook(Hook.PAUSE_DEVICES, 66));
+        assertTrue(LOG.stream().anyMatch(l -> l.startsWith("1 Error (recording_plugin): PAUSE_DEVICES failed: "
+                + "java.lang.IllegalStateException: bug")), LOG.toString());
+    }
+
+    @Test
+    void hookMaskMismatchFailsBootstrapWithAClearLine() {
+        criu_gpu_services.hook_mask(services, 1 << 10);
+        assertEquals(-Errno.EINVAL, Bootstrap.start(services.address()));
+        assertTrue(RecordingPlugin.CALLS.isEmpty());
+        assertTrue(LOG.stream().anyMatch(l -> l.contains("mismatched build")), LOG.toString());
+        assertEquals(MemorySegment.NULL, table.getAtIndex(ADDRESS, Hook.PAUSE_DEVICES.id));
+    }
+
+    @Test
+    void failingInitLeavesTheTableEmpty() {
+        RecordingPlugin.initResult = -Errno.ENODEV;
+        assertEquals(-Errno.ENODEV, Bootstrap.start(services.address()));
+        assertEquals(MemorySegment.NULL, table.getAtIndex(ADDRESS, Hook.PAUSE_DEVICES.id));
+        assertEquals(MemorySegment.NULL, table.getAtIndex(ADDRESS, Hook.EXIT_SLOT));
+    }
+
+    @Test
+    void unknownPluginNameIsReported() {
+        criu_gpu_services.set(services, "plugin_name", arena.allocateFrom("nvidia_plugin"));
+        assertEquals(-Errno.ENOENT, Bootstrap.start(services.address()));
+        assertTrue(LOG.stream().anyMatch(l -> l.contains("no Java plugin named nvidia_plugin")), LOG.toString());
+    }
+
+    @Test
+    void hooksTheRunningCriuLacksAreNotInstalled() {
+        criu_gpu_services.criu_hook_count(services, 12);
+        assertEquals(0, Bootstrap.start(services.address()));
+        assertEquals(MemorySegment.NULL, table.getAtIndex(ADDRESS, Hook.POST_FORKING.id));
+        assertNotEquals(MemorySegment.NULL, table.getAtIndex(ADDRESS, Hook.PAUSE_DEVICES.id));
+    }
+}

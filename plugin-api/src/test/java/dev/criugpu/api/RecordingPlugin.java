@@ -1,0 +1,53 @@
+package dev.criugpu.api;
+
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+
+/** A plugin for bootstrap tests: records its calls; pid 13 throws a CriuException, pid 66 a runtime bug. */
+public final class RecordingPlugin implements CriuPlugin {
+    static final List<String> CALLS = new ArrayList<>();
+    static volatile int initResult;
+
+    @Override
+    public String name() {
+        return "recording_plugin";
+    }
+
+    @Override
+    public Set<Hook> hooks() {
+        return EnumSet.of(Hook.PAUSE_DEVICES, Hook.CHECKPOINT_DEVICES, Hook.UPDATE_VMA_MAP, Hook.POST_FORKING);
+    }
+
+    @Override
+    public int init(Stage stage, CriuServices services) {
+        CALLS.add("init " + stage + " " + services.inventoryClaim());
+        services.addInventoryPlugin();
+        return initResult;
+    }
+
+    @Override
+    public void exit(Stage stage, int ret) {
+        CALLS.add("exit " + stage + " " + ret);
+    }
+
+    @Override
+    public Diagnosis diagnose() {
+        return Diagnosis.disabled(name(), "test plugin", List.of());
+    }
+
+    @Override
+    public int pauseDevices(int pid) {
+        CALLS.add("pause " + pid);
+        if (pid == 13) throw new CriuException(Errno.ETIMEDOUT, "pid 13: lock timed out");
+        if (pid == 66) throw new IllegalStateException("bug");
+        return 0;
+    }
+
+    @Override
+    public int postForking() {
+        CALLS.add("post-forking");
+        return 7;
+    }
+}
