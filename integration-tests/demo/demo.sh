@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# A real criu dump + restore with our plugins, narrated. Run from the repo root after `mvn -B install`:
+#   integration-tests/demo/demo.sh
+# With docker (and no GPU) it checkpoints a counting process inside the criu 4.2.1 container, CPU only: the
+# plugins load, see there is no GPU state, and stay out of the way. CRIU_GPU_PLUGIN_FORCE=1 makes them run
+# their Java side anyway. On a CUDA host the GPU end-to-end script (integration-tests/gpu/) is the CUDA demo.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+lib="$root/native/target/criu-lib"
+image=criu-java-gpu/criu:4.2.1
+say() { printf '\n== %s\n' "$*"; }
+
+[[ -x "$lib/bin/criu-gpu" ]] || { echo "demo: $lib is missing: run 'mvn -B install' first" >&2; exit 1; }
+say "criu-gpu doctor (this host)"
+"$lib/bin/criu-gpu" doctor || true
+
+docker info >/dev/null 2>&1 || { echo "demo: docker is not reachable (start dockerd, see .ci/run)" >&2; exit 1; }
+docker image inspect "$image" >/dev/null 2>&1 || "$root/integration-tests/criu-image/build.sh" sid
+jdk=$(sed -n 's/^java.home=//p' "$lib/java/criu-gpu.cfg" | head -n1)
+
+name=criu-gpu-demo-$$
+trap 'docker rm -f "$name" >/dev/null 2>&1 || true' EXIT
+docker run -d --name "$name" --init --cap-add ALL --cap-drop SYS_RESOURCE \
+  --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
+  -v "$lib:/opt/criu-lib:ro" -v "$jdk:$jdk:ro" -e CRIU_GPU_PLUGIN_FORCE="${CRIU_GPU_PLUGIN_FORCE:-}" \
+  "$image" sleep infinity >/dev/null
+run() { docker exec "$name" bash -c "$1"; }
+# the counter file is rewritten in place: read until a whole number shows (bounded)
+counter() { run 'for i in $(seq 200); do c=$(cat /tmp/counter 2>/dev/null); [ -n "$c" ] && break; sleep 0.01; done; echo "$c"'; }
+
+say "start a process that counts into /tmp/counter"
+run 'setsid sh -c "i=0; while :; do i=\$((i+1)); echo \$i >/tmp/counter; sleep 0.05; done" </dev/null >/dev/null 2>&1 & echo $! >/tmp/pid'
+pid=$(run 'cat /tmp/pid')
+echo "pid $pid, counter at $(counter)"
+
+say "criu dump --lib /opt/criu-lib (criu $(run 'criu --version | sed -n "s/Version: //p"'))"
+t0=$(date +%s%N)
+run "mkdir -p /tmp/img && criu dump -t $pid -D /tmp/img -v4 -o dump.log --lib /opt/criu-lib"
+t1=$(date +%s%N)
+echo "dump took $(( (t1 - t0) / 1000000 )) ms; counter frozen at $(counter)"
+echo "what our plugins wrote into criu's log:"
+run "grep -E '(cuda|amdgpu)_plugin' /tmp/img/dump.log | grep -v 'hook [0-9]' | sed 's/^/  /'"
+
+say "criu-gpu inspect of the checkpoint"
+docker cp "$name:/tmp/img" "/tmp/$name-img" >/dev/null
+"$lib/bin/criu-gpu" inspect "/tmp/$name-img" || true
+rm -rf "/tmp/$name-img"
+
+say "criu restore --lib /opt/criu-lib"
+before=$(counter)
+t0=$(date +%s%N)
+run "criu restore -D /tmp/img -v4 -o restore.log --lib /opt/criu-lib --restore-detached"
+t1=$(date +%s%N)
+echo "restore took $(( (t1 - t0) / 1000000 )) ms"
+run "grep -E '(cuda|amdgpu)_plugin' /tmp/img/restore.log | grep -v 'hook [0-9]' | sed 's/^/  /'"
+after=$before
+for _ in $(seq 100); do after=$(counter); [[ $after -gt $before ]] && break; sleep 0.05; done
+echo "counter was $before at the dump, now $after: the process continued where it stopped"
+[[ $after -gt $before ]]
