@@ -8,8 +8,7 @@ final class Commands {
     }
 
     static int inspect(String[] args, PrintStream out, PrintStream err) {
-        err.println("criu-gpu inspect: not available in this build");
-        return 2;
+        return dev.criugpu.inventory.inspect.InspectCommand.run(args, out, err);
     }
 
     static int cuda(String[] args, PrintStream out, PrintStream err) {

@@ -1,0 +1,218 @@
+package dev.criugpu.inventory;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * Raw page files (pages-*.img, a plugin's raw GPU memory dumps): bytes with no header, streamed through a
+ * {@link FileChannel} straight from and into native memory, in chunks, so multi-GiB files never pass through
+ * the Java heap.
+ *
+ * <pre>{@code
+ * try (RawPages.Writer w = RawPages.create(dir.resolve("cuda-plugin-pages-42.img"))) {
+ *     w.write(deviceCopySegment);   // any number of times
+ *     w.commit();                   // fsync + atomic rename
+ * }
+ * try (RawPages.Reader r = RawPages.open(file)) {
+ *     r.readFully(targetSegment);   // exactly size() bytes, or readInto(...) piecewise
+ * }
+ * }</pre>
+ */
+public final class RawPages {
+    /** Largest single write/read handed to the kernel; larger segments are sliced. */
+    static final int CHUNK = 64 << 20;
+
+    private RawPages() {
+    }
+
+    public static Writer create(Path file) throws ImageException {
+        return Writer.create(file);
+    }
+
+    public static Reader open(Path file) throws ImageException {
+        return Reader.open(file);
+    }
+
+    /** Writes {@code data} as the whole raw file {@code file}, atomically. Returns the bytes written. */
+    public static long write(Path file, MemorySegment data) throws ImageException {
+        try (Writer w = create(file)) {
+            w.write(data);
+            w.commit();
+            return data.byteSize();
+        }
+    }
+
+    /** Reads the whole raw file into {@code dst}, which must be at least as large. Returns the file size. */
+    public static long read(Path file, MemorySegment dst) throws ImageException {
+        try (Reader r = open(file)) {
+            long size = r.size();
+            if (dst.byteSize() < size) {
+                throw new ImageException(file, size + " bytes do not fit a " + dst.byteSize() + "-byte buffer");
+            }
+            r.readFully(dst.asSlice(0, size));
+            return size;
+        }
+    }
+
+    /** A raw file being written; invisible at its name until {@link #commit()}. */
+    public static final class Writer implements AutoCloseable {
+        private final Path target;
+        private final Path temp;
+        private final FileChannel channel;
+        private long written;
+        private boolean done;
+
+        private Writer(Path target, Path temp, FileChannel channel) {
+            this.target = target;
+            this.temp = temp;
+            this.channel = channel;
+        }
+
+        static Writer create(Path file) throws ImageException {
+            Path dir = file.toAbsolutePath().getParent();
+            try {
+                Path temp = Files.createTempFile(dir, "." + file.getFileName() + ".", ".tmp");
+                return new Writer(file, temp, FileChannel.open(temp, StandardOpenOption.WRITE));
+            } catch (IOException e) {
+                throw new ImageException(file, "cannot create a temporary file in " + dir + ": " + e.getMessage(), e);
+            }
+        }
+
+        /** Appends all of {@code data} (native or heap memory). */
+        public void write(MemorySegment data) throws ImageException {
+            for (long off = 0; off < data.byteSize(); off += CHUNK) {
+                write(data.asSlice(off, Math.min(CHUNK, data.byteSize() - off)).asByteBuffer());
+            }
+        }
+
+        /** Appends the remaining bytes of {@code buffer}. */
+        public void write(ByteBuffer buffer) throws ImageException {
+            if (done) throw new ImageException(target, "writer already closed");
+            try {
+                while (buffer.hasRemaining()) written += channel.write(buffer);
+            } catch (IOException e) {
+                throw new ImageException(target, "write failed after " + written + " bytes: " + e.getMessage(), e);
+            }
+        }
+
+        public long written() {
+            return written;
+        }
+
+        /** fsync, then rename over the target and fsync the directory. */
+        public void commit() throws ImageException {
+            if (done) throw new ImageException(target, "writer already closed");
+            try {
+                channel.force(false);
+                channel.close();
+                Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                done = true;
+                try (FileChannel d = FileChannel.open(target.toAbsolutePath().getParent(), StandardOpenOption.READ)) {
+                    d.force(true);
+                } catch (IOException ignored) {
+                    // directory fsync is best effort; the rename is atomic regardless
+                }
+            } catch (AtomicMoveNotSupportedException e) {
+                close();
+                throw new ImageException(target, "cannot rename atomically", e);
+            } catch (IOException e) {
+                close();
+                throw new ImageException(target, "cannot commit: " + e.getMessage(), e);
+            }
+        }
+
+        /** Deletes the temporary file unless committed. Never throws. */
+        @Override
+        public void close() {
+            if (done) return;
+            done = true;
+            try {
+                channel.close();
+            } catch (IOException ignored) {
+                // deleting below is what matters
+            }
+            try {
+                Files.deleteIfExists(temp);
+            } catch (IOException ignored) {
+                // a leftover dot-file is harmless
+            }
+        }
+    }
+
+    /** A raw file being read sequentially. */
+    public static final class Reader implements AutoCloseable {
+        private final Path file;
+        private final FileChannel channel;
+        private final long size;
+        private long position;
+
+        private Reader(Path file, FileChannel channel, long size) {
+            this.file = file;
+            this.channel = channel;
+            this.size = size;
+        }
+
+        static Reader open(Path file) throws ImageException {
+            try {
+                FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
+                return new Reader(file, ch, ch.size());
+            } catch (NoSuchFileException e) {
+                throw new ImageException(file, "no such raw image file", e);
+            } catch (IOException e) {
+                throw new ImageException(file, "cannot open: " + e.getMessage(), e);
+            }
+        }
+
+        public long size() {
+            return size;
+        }
+
+        public long position() {
+            return position;
+        }
+
+        /** Fills {@code dst} completely from the current position, or fails if the file ends first. */
+        public void readFully(MemorySegment dst) throws ImageException {
+            if (dst.byteSize() > size - position) {
+                throw new ImageException(file, "wanted " + dst.byteSize() + " bytes at offset " + position
+                        + " but the file has " + (size - position) + " left");
+            }
+            for (long off = 0; off < dst.byteSize(); off += CHUNK) {
+                ByteBuffer b = dst.asSlice(off, Math.min(CHUNK, dst.byteSize() - off)).asByteBuffer();
+                while (b.hasRemaining()) {
+                    if (readInto(b) < 0) {
+                        throw new ImageException(file, "file shrank while reading at offset " + position);
+                    }
+                }
+            }
+        }
+
+        /** Reads up to {@code dst.remaining()} bytes; returns the count, or -1 at the end of the file. */
+        public int readInto(ByteBuffer dst) throws ImageException {
+            try {
+                int n = channel.read(dst);
+                if (n > 0) position += n;
+                return n;
+            } catch (IOException e) {
+                throw new ImageException(file, "read failed at offset " + position + ": " + e.getMessage(), e);
+            }
+        }
+
+        @Override
+        public void close() throws ImageException {
+            try {
+                channel.close();
+            } catch (IOException e) {
+                throw new ImageException(file, "cannot close: " + e.getMessage(), e);
+            }
+        }
+    }
+}

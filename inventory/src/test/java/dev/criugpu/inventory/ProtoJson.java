@@ -1,0 +1,65 @@
+package dev.criugpu.inventory;
+
+import com.google.protobuf.Descriptors.EnumValueDescriptor;
+import com.google.protobuf.Descriptors.FieldDescriptor;
+import com.google.protobuf.Message;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Our decoded messages in the shape crit prints them (field names, enum names, numbers as Long), and crit's
+ * JSON normalised to the same shape (hex strings to numbers, crit's task-state words to numbers).
+ */
+final class ProtoJson {
+    /** crit prints TaskCoreEntry.task_state with its "gen" dictionary (criu's TASK_* values). */
+    private static final Map<String, Long> TASK_STATES = Map.of("Alive", 1L, "Dead", 2L, "Stopped", 3L, "Zombie", 6L);
+
+    private ProtoJson() {
+    }
+
+    static Map<String, Object> toMap(Message m) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (Map.Entry<FieldDescriptor, Object> e : m.getAllFields().entrySet()) {
+            FieldDescriptor f = e.getKey();
+            if (f.isRepeated()) {
+                List<Object> l = new ArrayList<>();
+                for (Object v : (List<?>) e.getValue()) l.add(scalar(f, v));
+                out.put(f.getName(), l);
+            } else {
+                out.put(f.getName(), scalar(f, e.getValue()));
+            }
+        }
+        return out;
+    }
+
+    private static Object scalar(FieldDescriptor f, Object v) {
+        return switch (f.getJavaType()) {
+            case MESSAGE -> toMap((Message) v);
+            case ENUM -> ((EnumValueDescriptor) v).getName();
+            case INT, LONG -> f.getType() == FieldDescriptor.Type.UINT32 || f.getType() == FieldDescriptor.Type.FIXED32
+                    ? Integer.toUnsignedLong(((Number) v).intValue()) : ((Number) v).longValue();
+            default -> v;
+        };
+    }
+
+    /** crit JSON normalised: "0x.." strings become numbers, task_state words become numbers. */
+    static Object normalise(String key, Object v) {
+        if (v instanceof Map<?, ?> m) {
+            Map<String, Object> out = new LinkedHashMap<>();
+            m.forEach((k, val) -> out.put((String) k, normalise((String) k, val)));
+            return out;
+        }
+        if (v instanceof List<?> l) return l.stream().map(x -> normalise(key, x)).toList();
+        if (v instanceof String s && s.startsWith("0x")) return Long.parseUnsignedLong(s.substring(2), 16);
+        if ("task_state".equals(key) && v instanceof String s && TASK_STATES.containsKey(s)) return TASK_STATES.get(s);
+        return v;
+    }
+
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> normaliseEntry(Object critEntry) {
+        return (Map<String, Object>) normalise("", critEntry);
+    }
+}
