@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# Builds .gpu-bundle/, everything the GPU test host lacks (it has no network, no criu, no JDK):
+#   criu.tar.xz      criu/    sid's criu 4.2.1, the shared libraries it needs and sid's ld-linux-x86-64.so.2,
+#                             run through criu/criu (a wrapper: ld-linux --library-path criu/lib criu/criu.bin)
+#   jdk.tar.xz       jdk/     a jlinked JDK 25 runtime (modules: jdeps over our jars + a fixed base set)
+#   criu-lib.tar.xz  criu-lib/  a copy of native/target/criu-lib (only if it has been built) whose
+#                             java/criu-gpu.cfg names java.home=../../jdk and whose AOT cache was rebuilt for jdk/
+#   MANIFEST.txt     versions and sizes
+# Unpack all three archives into $E2E_ROOT (/var/tmp/criu-gpu-e2e; run-e2e.sh does): the plugin dir and the
+# runtime are assembled at that same path here, because the AOT cache records the class path and JDK it was made
+# with (a cache made elsewhere is rejected and the JVM starts without it).
+#
+# Usage (from anywhere, on the development machine, as root for apt): integration-tests/gpu/build-bundle.sh [OUT_DIR]
+# Env: JAVA_HOME (default /usr/lib/jvm/temurin-25-jdk-amd64), DEBIAN_MIRROR (default http://deb.debian.org/debian),
+#      PLUGIN_DIR (default native/target/criu-lib), BUNDLE_CACHE (default /var/tmp/criu-gpu-bundle-cache).
+set -euo pipefail
+
+REPO="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
+OUT="${1:-$REPO/.gpu-bundle}"
+JDK="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
+MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+PLUGIN_DIR="${PLUGIN_DIR:-$REPO/native/target/criu-lib}"
+CACHE="${BUNDLE_CACHE:-/var/tmp/criu-gpu-bundle-cache}"
+BASE_MODULES="java.base,java.logging,jdk.unsupported"
+CRIU_VERSION="4.2.1"
+
+log() { echo "build-bundle: $*"; }
+die() { echo "build-bundle: $*" >&2; exit 1; }
+
+for tool in apt-get apt-cache dpkg readelf xz tar; do
+    command -v "$tool" >/dev/null || die "$tool is not installed"
+done
+[[ -x "$JDK/bin/jlink" ]] || die "$JDK/bin/jlink not found (set JAVA_HOME to a JDK 25)"
+
+E2E_ROOT=/var/tmp/criu-gpu-e2e   # must match run-e2e.sh
+STAGE="$(mktemp -d /var/tmp/criu-gpu-bundle.XXXXXX)"
+[[ ! -e "$E2E_ROOT" ]] || rm -rf "$E2E_ROOT"
+mkdir -p "$E2E_ROOT"
+trap 'rm -rf "$STAGE" "$E2E_ROOT"' EXIT
+
+# ------------------------------------------------------------------ criu from Debian sid, private apt state
+APT="$CACHE/apt"
+apt_opts=(
+    -o "Dir::Etc::sourcelist=$APT/sources.list" -o "Dir::Etc::sourceparts=-"
+    -o "Dir::State::Lists=$APT/lists" -o "Dir::State::status=$APT/status" -o "Dir::Cache=$APT/cache"
+    -o "Acquire::Check-Valid-Until=false" -o "Acquire::Languages=none"
+    -o "APT::Architecture=amd64" -o "APT::Architectures=amd64"
+)
+
+fetch_sid_packages() {
+    mkdir -p "$APT/lists/partial" "$APT/cache/archives/partial" "$CACHE/debs"
+    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $MIRROR sid main" >"$APT/sources.list"
+    touch "$APT/status"
+    log "apt-get update (sid, private lists in $APT)"
+    apt-get "${apt_opts[@]}" -q update >"$STAGE/apt-update.log" 2>&1 || { cat "$STAGE/apt-update.log" >&2; die "apt-get update for sid failed"; }
+    local version
+    version="$(apt-cache "${apt_opts[@]}" show criu | awk '/^Version:/ {print $2; exit}')"
+    [[ "$version" == "$CRIU_VERSION"* ]] || die "sid's criu is '$version', expected $CRIU_VERSION"
+    # Depends/Pre-Depends closure only; shared libraries are then picked by DT_NEEDED below.
+    mapfile -t PKGS < <(apt-cache "${apt_opts[@]}" depends --recurse --no-recommends --no-suggests \
+        --no-conflicts --no-breaks --no-replaces --no-enhances criu | grep -v '^ ' | grep -v '^<' | sort -u)
+    log "criu $version: ${#PKGS[@]} packages in its dependency closure"
+    (cd "$CACHE/debs" && apt-get "${apt_opts[@]}" -q download "${PKGS[@]}" >"$STAGE/apt-download.log" 2>&1) \
+        || { cat "$STAGE/apt-download.log" >&2; die "apt-get download failed"; }
+    ROOTFS="$STAGE/sid"
+    mkdir -p "$ROOTFS"
+    local pkg deb
+    for pkg in "${PKGS[@]}"; do
+        deb="$(ls -t "$CACHE/debs/${pkg}"_*.deb 2>/dev/null | head -n1)"
+        [[ -n "$deb" ]] || die "no .deb downloaded for $pkg"
+        dpkg -x "$deb" "$ROOTFS"
+    done
+}
+
+find_lib() {
+    local name="$1" dir
+    for dir in usr/lib/x86_64-linux-gnu lib/x86_64-linux-gnu usr/lib lib usr/lib64 lib64; do
+        if [[ -e "$ROOTFS/$dir/$name" ]]; then
+            echo "$ROOTFS/$dir/$name"
+            return 0
+        fi
+    done
+    return 1
+}
+
+# Copies ELF $1's DT_NEEDED closure into $2.
+copy_needed_closure() {
+    local -a queue=("$1")
+    local -A seen=()
+    local elf name path
+    while ((${#queue[@]})); do
+        elf="${queue[0]}"
+        queue=("${queue[@]:1}")
+        while read -r name; do
+            [[ -n "$name" && -z "${seen[$name]:-}" ]] || continue
+            seen[$name]=1
+            path="$(find_lib "$name")" || die "library $name (needed by $(basename "$elf")) is not in sid's packages"
+            cp -L "$path" "$2/$name"
+            queue+=("$2/$name")
+        done < <(readelf -d "$elf" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+    done
+}
+
+build_criu() {
+    fetch_sid_packages
+    local dest="$E2E_ROOT/criu"
+    mkdir -p "$dest/lib"
+    cp "$ROOTFS/usr/sbin/criu" "$dest/criu.bin"
+    copy_needed_closure "$dest/criu.bin" "$dest/lib"
+    # ld.so itself must be sid's: the libc beside it is sid's glibc.
+    cp -L "$(find_lib ld-linux-x86-64.so.2)" "$dest/ld-linux-x86-64.so.2"
+    rm -f "$dest/lib/ld-linux-x86-64.so.2"
+    cat >"$dest/criu" <<'EOF'
+#!/bin/sh
+# criu 4.2.1 from Debian sid, run with sid's dynamic loader and libraries (the host's glibc is older).
+d="$(cd "$(dirname "$0")" && pwd)"
+exec "$d/ld-linux-x86-64.so.2" --library-path "$d/lib" --argv0 criu "$d/criu.bin" "$@"
+EOF
+    chmod 755 "$dest/criu" "$dest/criu.bin" "$dest/ld-linux-x86-64.so.2"
+    "$dest/criu" --version | head -n1 | grep -q "$CRIU_VERSION" || die "the bundled criu does not run here"
+    log "criu: $(du -sh "$dest" | cut -f1) ($(ls "$dest/lib" | wc -l) libraries)"
+}
+
+# ------------------------------------------------------------------ jlinked runtime
+plugin_jars() {
+    if [[ -d "$PLUGIN_DIR/java/lib" ]] && compgen -G "$PLUGIN_DIR/java/lib/*.jar" >/dev/null; then
+        ls "$PLUGIN_DIR"/java/lib/*.jar
+    else
+        ls "$REPO"/*/target/*.jar 2>/dev/null | grep -v -- '-tests\.jar$' | grep -v integration-tests || true
+    fi
+}
+
+build_jdk() {
+    local modules="$BASE_MODULES" jars found
+    mapfile -t jars < <(plugin_jars)
+    if ((${#jars[@]})); then
+        found="$("$JDK/bin/jdeps" --print-module-deps --ignore-missing-deps --multi-release 25 -q \
+            "${jars[@]}" 2>/dev/null || true)"
+        [[ -n "$found" ]] && modules="$modules,$found"
+    fi
+    modules="$(tr ',' '\n' <<<"$modules" | sed '/^$/d' | sort -u | paste -sd,)"
+    log "jlink modules: $modules (jdeps over ${#jars[@]} jars)"
+    "$JDK/bin/jlink" --add-modules "$modules" --strip-debug --no-man-pages --no-header-files \
+        --compress=zip-0 --output "$E2E_ROOT/jdk"
+    "$E2E_ROOT/jdk/bin/java" -version 2>&1 | head -n1
+    log "jdk: $(du -sh "$E2E_ROOT/jdk" | cut -f1)"
+}
+
+# ------------------------------------------------------------------ plugin dir copy
+build_plugin_dir() {
+    if [[ ! -f "$PLUGIN_DIR/cuda_plugin.so" ]]; then
+        log "no $PLUGIN_DIR/cuda_plugin.so yet: bundle carries no plugin dir (run 'mvn -B install' first)"
+        return 0
+    fi
+    local dest="$E2E_ROOT/criu-lib" cfg
+    cp -a "$PLUGIN_DIR" "$dest"
+    cfg="$dest/java/criu-gpu.cfg"
+    [[ -f "$cfg" ]] || die "$PLUGIN_DIR/java/criu-gpu.cfg is missing"
+    # java.home relative to the java/ folder: <unpack root>/criu-lib/java -> <unpack root>/jdk
+    if grep -q '^java\.home=' "$cfg"; then
+        sed -i 's|^java\.home=.*|java.home=../../jdk|' "$cfg"
+    else
+        echo 'java.home=../../jdk' >>"$cfg"
+    fi
+    if [[ -x "$REPO/native/make-aot.sh" || -f "$REPO/native/make-aot.sh" ]]; then
+        log "rebuilding the AOT cache for the jlinked runtime"
+        bash "$REPO/native/make-aot.sh" "$E2E_ROOT/jdk" "$dest" >"$STAGE/make-aot.log" 2>&1 \
+            || { cat "$STAGE/make-aot.log" >&2; die "native/make-aot.sh failed"; }
+    else
+        log "WARNING: native/make-aot.sh missing; java/criu-gpu.aot was made for another runtime and will be rejected"
+    fi
+    log "criu-lib: $(du -sh "$dest" | cut -f1); cfg: $(grep -c . "$cfg") lines"
+}
+
+pack() {
+    local name="$1"
+    tar -C "$E2E_ROOT" --owner=0 --group=0 -cf - "$name" | xz -T0 -6 >"$STAGE/out/$name.tar.xz"
+}
+
+main() {
+    mkdir -p "$E2E_ROOT" "$STAGE/out" "$CACHE"
+    build_criu
+    build_jdk
+    build_plugin_dir
+    for part in criu jdk criu-lib; do
+        [[ -d "$E2E_ROOT/$part" ]] && pack "$part"
+    done
+    {
+        echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
+        echo "criu: $("$E2E_ROOT/criu/criu" --version | head -n1)"
+        echo "jdk: $("$E2E_ROOT/jdk/bin/java" -version 2>&1 | head -n1)"
+        echo "jdk modules: $("$E2E_ROOT/jdk/bin/java" --list-modules | cut -d@ -f1 | paste -sd,)"
+        echo "plugin dir: $([[ -d "$E2E_ROOT/criu-lib" ]] && echo "from $PLUGIN_DIR" || echo none)"
+        (cd "$STAGE/out" && ls -l *.tar.xz && sha256sum *.tar.xz)
+    } >"$STAGE/out/MANIFEST.txt"
+    rm -rf "$OUT"
+    mkdir -p "$OUT"
+    cp "$STAGE/out/"* "$OUT/"
+    log "wrote $OUT ($(du -sh "$OUT" | cut -f1)):"
+    cat "$OUT/MANIFEST.txt"
+}
+
+main

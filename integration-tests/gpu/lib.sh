@@ -1,0 +1,228 @@
+# Shared functions of the GPU host scripts (run-e2e.sh, bench-cuda.sh, validate-manual.sh). Source it.
+# Everything waits with bounded polls: a wait that runs out returns non-zero, never hangs.
+
+E2E_ROOT=/var/tmp/criu-gpu-e2e   # where the bundle is unpacked; build-bundle.sh assembles it at the same path
+GPU_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+# unpack_bundle BUNDLE_DIR: sets CRIU, JDK, PLUGIN_DIR (empty when the bundle has none), EMPTY_LIB, BIN
+unpack_bundle() {
+    local bundle="$1" part
+    [[ -f "$bundle/criu.tar.xz" && -f "$bundle/jdk.tar.xz" ]] || { echo "no criu.tar.xz/jdk.tar.xz in $bundle" >&2; return 1; }
+    rm -rf "$E2E_ROOT"
+    mkdir -p "$E2E_ROOT/empty-lib" "$E2E_ROOT/bin"
+    for part in criu jdk criu-lib; do
+        [[ -f "$bundle/$part.tar.xz" ]] && tar -C "$E2E_ROOT" -xJf "$bundle/$part.tar.xz"
+    done
+    CRIU="$E2E_ROOT/criu/criu"
+    JDK="$E2E_ROOT/jdk"
+    PLUGIN_DIR=""
+    [[ -f "$E2E_ROOT/criu-lib/cuda_plugin.so" ]] && PLUGIN_DIR="$E2E_ROOT/criu-lib"
+    EMPTY_LIB="$E2E_ROOT/empty-lib"
+    BIN="$E2E_ROOT/bin"
+    export CRIU JDK PLUGIN_DIR EMPTY_LIB BIN
+}
+
+# build_programs: compiles the test programs into $BIN with the host's nvcc
+build_programs() {
+    local nvcc="${NVCC:-$(command -v nvcc || ls /usr/local/cuda/bin/nvcc /usr/local/cuda-*/bin/nvcc 2>/dev/null | head -n1)}"
+    [[ -x "$nvcc" ]] || { echo "nvcc not found (set NVCC)" >&2; return 1; }
+    "$nvcc" --version | tail -n2
+    "$nvcc" -O2 -o "$BIN/cuda_counter" "$GPU_DIR/cuda_counter.cu" || return 1
+    # plain C, but nvcc knows where cuda.h is; libcuda is dlopen()ed
+    "$nvcc" -O2 -o "$BIN/cuda_ckpt" "$GPU_DIR/cuda_ckpt.c" -ldl || return 1
+}
+
+# aot_cache_usable PLUGIN_DIR: 0 when the JVM maps the plugin dir's AOT cache with criu's JVM options
+aot_cache_usable() {
+    local dir="$1" cfg="$1/java/criu-gpu.cfg" home cp
+    local -a opts
+    [[ -f "$dir/java/criu-gpu.aot" ]] || return 1
+    home="${CRIU_GPU_JAVA_HOME:-$(sed -n 's/^java.home=//p' "$cfg" | head -n1)}"
+    case "$home" in /*) ;; *) home="$dir/java/$home" ;; esac
+    cp=$(sed -n 's/^class.path=//p' "$cfg" | sed "s|^\([^/]\)|$dir/java/\1|" | paste -sd:)
+    mapfile -t opts < <(sed -n 's/^option=//p' "$cfg" | sed "s|@JAVA_DIR@|$dir/java|g" | grep -v '^-Xlog:')
+    "$home/bin/java" "${opts[@]}" -XX:AOTMode=on -cp "$cp" -version >/dev/null 2>&1
+}
+
+now_s() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now_s)" 'BEGIN { printf "%.2f", b - a }'; }
+
+# wait_for FILE ERE TIMEOUT_S [COUNT]: until FILE has COUNT (default 1) lines matching ERE
+wait_for() {
+    local file="$1" re="$2" timeout="$3" count="${4:-1}" deadline
+    deadline=$(($(date +%s%N) + timeout * 1000000000))
+    while (($(date +%s%N) < deadline)); do
+        (($(grep -cE -- "$re" "$file" 2>/dev/null || true) >= count)) && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+# count_lines FILE ERE
+count_lines() { grep -cE -- "$2" "$1" 2>/dev/null || true; }
+
+# pid_alive PID: exists and is not a zombie
+pid_alive() {
+    local state
+    state="$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" || return 1
+    [[ -n "$state" && "$state" != Z && "$state" != X ]]
+}
+
+# wait_gone TIMEOUT_S PID...: until no PID exists at all (zombies reaped), so criu can restore them
+wait_gone() {
+    local timeout="$1" deadline pid left
+    shift
+    deadline=$(($(date +%s%N) + timeout * 1000000000))
+    while (($(date +%s%N) < deadline)); do
+        left=0
+        for pid in "$@"; do [[ -e "/proc/$pid" ]] && left=1; done
+        ((left)) || return 0
+        wait -n 2>/dev/null || sleep 0.05   # reaps our own children (we run as a subreaper)
+    done
+    return 1
+}
+
+# tree_pids ROOT: ROOT and its descendants
+tree_pids() {
+    local pid="$1" child
+    echo "$pid"
+    for child in $(cat /proc/"$pid"/task/*/children 2>/dev/null); do tree_pids "$child"; done
+}
+
+# ticks FILE TAG: the counter values printed by cuda_counter's process TAG, in order
+ticks() { sed -n "s/^\[$2 [0-9]*\] tick \([0-9]*\)$/\1/p" "$1"; }
+
+# ticks_contiguous FILE TAG: 0 when TAG's ticks run 1,2,3,... without a gap or reset; prints the last
+ticks_contiguous() {
+    ticks "$1" "$2" | awk 'NR != $1 { printf "tick %d at line %d\n", $1, NR; bad = 1; exit 1 } { last = $1 }
+        END { if (!bad) print last; exit (NR == 0 || bad) }'
+}
+
+# last_tick FILE TAG
+last_tick() { ticks "$1" "$2" | tail -n1; }
+
+# start_detached LOG CMD...: starts CMD in its own session, stdin /dev/null, stdout+stderr appended to LOG;
+# sets STARTED_PID
+start_detached() {
+    local log="$1"
+    shift
+    setsid "$@" </dev/null >>"$log" 2>&1 &
+    STARTED_PID=$!
+}
+
+# ------------------------------------------------------------------ results
+# init_results OUT_DIR: LOGS (per-case logs), SUMMARY; results go to stdout and SUMMARY
+init_results() {
+    OUT_DIR="$1"
+    LOGS="$OUT_DIR/logs"
+    SUMMARY="$OUT_DIR/summary.txt"
+    IMG_ROOT=/dev/shm/criu-gpu-e2e
+    mkdir -p "$LOGS"
+    rm -rf "$IMG_ROOT"
+    mkdir -p "$IMG_ROOT"
+    : >"$SUMMARY"
+    FAILED=0
+}
+pass() { echo "PASS $1" | tee -a "$SUMMARY"; }
+fail() { echo "FAIL $1: $2" | tee -a "$SUMMARY"; FAILED=1; }
+note() { echo "$*" | tee -a "$SUMMARY"; }
+# pack_logs: one archive of the logs folder beside summary.txt (the device tool returns few files)
+pack_logs() { tar -C "$OUT_DIR" -czf "$OUT_DIR/logs.tar.gz" logs && rm -rf "$LOGS"; }
+
+# ------------------------------------------------------------------ criu
+# criu_cmd NAME ACTION IMG [ARGS...]: criu ACTION -D IMG, log at $LOGS/NAME.ACTION.log, output at .out;
+# sets CRIU_SECS (wall time)
+criu_cmd() {
+    local name="$1" action="$2" img="$3" t0 rc=0
+    shift 3
+    mkdir -p "$img"
+    t0=$(now_s)
+    timeout -k 10 "${CRIU_CMD_TIMEOUT:-300}" "$CRIU" "$action" -D "$img" -o "$LOGS/$name.$action.log" -v4 "$@" \
+        >"$LOGS/$name.$action.out" 2>&1 || rc=$?
+    CRIU_SECS=$(elapsed "$t0")
+    return $rc
+}
+
+# helper NAME ARGS...: cuda_ckpt ARGS, output appended to $LOGS/NAME.cuda_ckpt; sets HELPER_SECS
+helper() {
+    local name="$1" t0 rc=0
+    shift
+    t0=$(now_s)
+    "$BIN/cuda_ckpt" "$@" >>"$LOGS/$name.cuda_ckpt" 2>&1 || rc=$?
+    HELPER_SECS=$(elapsed "$t0")
+    return $rc
+}
+
+# state_of NAME PID: prints the CUDA process state (RUNNING, LOCKED, ...) or "unknown"
+state_of() {
+    "$BIN/cuda_ckpt" state "$2" 2>&1 | tee -a "$LOGS/$1.cuda_ckpt" | awk '/ state pid=/ {print $4; found=1} END {if (!found) print "unknown"}'
+}
+
+# checkpoint_tree MODE NAME ROOT IMG [criu dump args]: plugin = criu dump --lib PLUGIN_DIR; manual = cuda_ckpt
+# suspend of every pid of the tree, then plain criu dump. Sets TREE_PIDS, T_SUSPEND, T_DUMP.
+checkpoint_tree() {
+    local mode="$1" name="$2" root="$3" img="$4"
+    shift 4
+    mapfile -t TREE_PIDS < <(tree_pids "$root")
+    T_SUSPEND=0
+    mkdir -p "$img"
+    if [[ "$mode" == manual ]]; then
+        helper "$name" suspend "${TREE_PIDS[@]}" || { CKPT_WHY="cuda_ckpt suspend failed"; return 1; }
+        T_SUSPEND=$HELPER_SECS
+        criu_cmd "$name" dump "$img" -t "$root" --lib "$EMPTY_LIB" "$@" || { CKPT_WHY="criu dump failed"; T_DUMP=$CRIU_SECS; return 1; }
+    else
+        criu_cmd "$name" dump "$img" -t "$root" --lib "$PLUGIN_DIR" "$@" || { CKPT_WHY="criu dump failed: $(grep -E Error "$LOGS/$name.dump.log" | grep -v RLIMIT_NOFILE | head -n1)"; T_DUMP=$CRIU_SECS; return 1; }
+    fi
+    T_DUMP=$CRIU_SECS
+}
+
+# restore_tree MODE NAME IMG: criu restore -d (plugin: --lib PLUGIN_DIR; manual: then cuda_ckpt resume of
+# TREE_PIDS). Waits (bounded) until the dumped pids are free first. Sets T_RESTORE, T_RESUME.
+restore_tree() {
+    local mode="$1" name="$2" img="$3"
+    T_RESUME=0
+    wait_gone 30 "${TREE_PIDS[@]}" || { CKPT_WHY="dumped pids still exist: ${TREE_PIDS[*]}"; return 1; }
+    if [[ "$mode" == manual ]]; then
+        criu_cmd "$name" restore "$img" -d --lib "$EMPTY_LIB" || { CKPT_WHY="criu restore failed"; return 1; }
+        T_RESTORE=$CRIU_SECS
+        helper "$name" resume "${TREE_PIDS[@]}" || { CKPT_WHY="cuda_ckpt resume failed"; return 1; }
+        T_RESUME=$HELPER_SECS
+    else
+        criu_cmd "$name" restore "$img" -d --lib "$PLUGIN_DIR" || { CKPT_WHY="criu restore failed: $(grep -E Error "$LOGS/$name.restore.log" | grep -v RLIMIT_NOFILE | head -n1)"; return 1; }
+        T_RESTORE=$CRIU_SECS
+    fi
+}
+
+# reap_dumped PID...: the dumped (killed) tasks we started ourselves: collect them
+reap_dumped() { local p; for p in "$@"; do wait "$p" 2>/dev/null || true; done; }
+
+# stop_counter LOG ROOT TAGS...: SIGTERM, wait for every tag's "exit ... bad=0"; 0 when all ended clean
+stop_counter() {
+    local log="$1" root="$2" tag
+    shift 2
+    kill -TERM "$root" 2>/dev/null || return 1
+    for tag in "$@"; do
+        wait_for "$log" "^\[$tag [0-9]+\] exit counter=[0-9]+ bad=0$" 60 || return 1
+    done
+}
+
+# verify_counter LOG ROOT TAGS...: SIGUSR1, then every tag must print a new "verify ... bad=0"
+verify_counter() {
+    local log="$1" root="$2" tag n
+    shift 2
+    n=$(count_lines "$log" ' verify counter=')
+    kill -USR1 "$root" || return 1
+    wait_for "$log" ' verify counter=' 60 $((n + $#)) || return 1
+    for tag in "$@"; do
+        [[ "$(grep -E "^\[$tag [0-9]+\] verify counter=" "$log" | tail -n1)" == *" bad=0" ]] || return 1
+    done
+}
+
+# counter_case_check LOG TAGS...: each tag's ticks contiguous from 1 and past BEFORE_TICK[tag]+3
+counters_continue() {
+    local log="$1" tag last
+    shift
+    for tag in "$@"; do
+        last=$(ticks_contiguous "$log" "$tag") || { CKPT_WHY="$tag: counter not contiguous ($last)"; return 1; }
+    done
+}

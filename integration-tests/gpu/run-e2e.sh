@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# End-to-end checks of our criu GPU plugins on the GPU host (NVIDIA), with real criu 4.2.1 from the bundle.
+# Each case prints exactly one "PASS <name>" or "FAIL <name>: <reason>" line; the exit status is non-zero if
+# any failed. Images go to /dev/shm; logs to OUT_DIR/logs, packed into OUT_DIR/logs.tar.gz at the end (set
+# E2E_KEEP_LOG_DIR=1 to keep the folder too); OUT_DIR/summary.txt holds the PASS/FAIL and TIME lines.
+#
+# usage (repo root, on the GPU host): bash integration-tests/gpu/run-e2e.sh BUNDLE_DIR OUT_DIR
+# Env:  E2E_CASES="counter torch tree leave-running fail-script fail-full lock-timeout cpu-process twin"
+#       (a subset, in that order), COUNTER_MIB (default 256), and the log patterns E2E_CPU_CUDA_PATTERN,
+#       E2E_CHECKPOINTED_PATTERN, E2E_LOCK_FAILED_PATTERN (see cases.sh).
+set -uo pipefail
+GPU_DIR="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)"
+if [[ -z "${E2E_UNDER_REAPER:-}" ]]; then
+    export E2E_UNDER_REAPER=1
+    exec python3 "$GPU_DIR/reaper.py" bash "$(readlink -f "${BASH_SOURCE[0]}")" "$@"
+fi
+[[ $# -eq 2 ]] || { echo "usage: run-e2e.sh BUNDLE_DIR OUT_DIR" >&2; exit 2; }
+source "$GPU_DIR/lib.sh"
+source "$GPU_DIR/cases.sh"
+bundle="$(readlink -f "$1")"
+mkdir -p "$2"
+init_results "$(readlink -f "$2")"
+T_START=$(now_s)
+CASES="${E2E_CASES:-counter torch tree leave-running fail-script fail-full lock-timeout cpu-process twin}"
+
+finish() {
+    note "TIME total $(elapsed "$T_START")s"
+    if [[ "${E2E_KEEP_LOG_DIR:-0}" == 1 ]]; then
+        tar -C "$OUT_DIR" -czf "$OUT_DIR/logs.tar.gz" logs
+    else
+        pack_logs
+    fi
+    rm -rf "$IMG_ROOT"
+    exit "$FAILED"
+}
+
+unpack_bundle "$bundle" || { fail setup "cannot unpack $bundle"; finish; }
+[[ -n "$PLUGIN_DIR" ]] || { fail setup "the bundle has no plugin dir (criu-lib.tar.xz): build it after 'mvn -B install'"; finish; }
+if ! "$CRIU" check >"$LOGS/criu-check.out" 2>&1 || ! grep -q "Looks good" "$LOGS/criu-check.out"; then
+    fail setup "criu check: $(tail -n1 "$LOGS/criu-check.out")"; finish
+fi
+build_programs >"$LOGS/build.out" 2>&1 || { fail setup "building the test programs failed (build.out)"; finish; }
+aot_cache_usable "$PLUGIN_DIR" || note "NOTE the plugin dir's AOT cache is not usable here: the JVM starts without it"
+note "SETUP criu $("$CRIU" --version | awk '/Version/ {print $2}'), $("$JDK/bin/java" -version 2>&1 | head -n1), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
+
+for c in $CASES; do
+    case "$c" in
+        counter) case_counter plugin cuda-counter 0 ;;
+        torch) if torch_reference; then case_torch plugin torch-training; else fail torch-training "the uninterrupted reference run failed"; fi ;;
+        tree) case_counter plugin cuda-tree 2 ;;
+        leave-running) case_leave_running plugin dump-leave-running ;;
+        fail-script) case_fail_post_dump_script fail-post-dump-script ;;
+        fail-full) case_fail_images_full fail-images-full ;;
+        lock-timeout) case_lock_timeout plugin lock-timeout ;;
+        cpu-process) case_cpu_process cpu-process ;;
+        twin) case_twin cuda-checkpoint-twin ;;
+        *) fail "$c" "unknown case (E2E_CASES)" ;;
+    esac
+done
+finish
