@@ -14,7 +14,11 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 
-/** AMD KFD plugin (spine stage: registers its hooks, logs them, does no GPU work yet). */
+/**
+ * AMD KFD plugin. Its hooks still answer NOT_SUPPORTED (the plugin is self-disabled): the building blocks exist
+ * (bindings, topology and GPU map, images, KFD dump path, restore plan and C executor) but VRAM/GTT contents are
+ * not copied yet, so no dump would be complete.
+ */
 public final class AmdgpuPlugin implements CriuPlugin {
     public static final String NAME = "amdgpu_plugin";
     private static final Logger log = LoggerFactory.getLogger(AmdgpuPlugin.class);

@@ -1,0 +1,144 @@
+package dev.criugpu.amdgpu.dump;
+
+import com.google.protobuf.ByteString;
+import dev.criugpu.amdgpu.images.AmdgpuImages;
+import dev.criugpu.amdgpu.images.DeviceEntries;
+import dev.criugpu.amdgpu.images.proto.CriuKfd;
+import dev.criugpu.amdgpu.images.proto.KfdBoEntry;
+import dev.criugpu.amdgpu.kfd.BoBucket;
+import dev.criugpu.amdgpu.kfd.DeviceBucket;
+import dev.criugpu.amdgpu.kfd.KfdCheckpoint;
+import dev.criugpu.amdgpu.kfd.KfdFile;
+import dev.criugpu.amdgpu.kfd.ProcessInfo;
+import dev.criugpu.amdgpu.sys.Syscalls;
+import dev.criugpu.amdgpu.topology.KfdNode;
+import dev.criugpu.amdgpu.topology.Topology;
+import dev.criugpu.api.CriuException;
+import dev.criugpu.api.Errno;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Dumps one KFD fd (DUMP_EXT_FILE): version check on a fresh {@code /dev/kfd}, PROCESS_INFO (pauses the
+ * queues), CHECKPOINT, the {@code amdgpu-kfd-<id>.img} image, and UNPAUSE on every path once PROCESS_INFO has
+ * paused the queues, so a failed dump never leaves the GPU queues stopped. Must run on the hook's thread.
+ *
+ * <p>Not yet: copying VRAM/GTT contents into the pages files (SDMA through libdrm_amdgpu); the dma-buf fds
+ * CHECKPOINT opened are closed unused.
+ */
+public final class KfdFileDumper {
+    public static final Path HSAKMT_SHM = Path.of("/dev/shm/hsakmt_shared_mem");
+
+    private final Syscalls sys;
+    private final AmdgpuImages images;
+    private final Topology topology;
+    private final Path hsakmtShm;
+    /** actual gpu id → user gpu id, from every KFD fd dumped so far (render nodes need it). */
+    private final Map<Integer, Integer> checkpointMaps = new HashMap<>();
+
+    public KfdFileDumper(Syscalls sys, AmdgpuImages images, Topology topology, Path hsakmtShm) {
+        this.sys = sys;
+        this.images = images;
+        this.topology = topology;
+        this.hsakmtShm = hsakmtShm;
+    }
+
+    public Map<Integer, Integer> checkpointMaps() {
+        return Map.copyOf(checkpointMaps);
+    }
+
+    public CriuKfd dump(int kfdFd, int fileId) {
+        checkVersion();
+        KfdFile kfd = new KfdFile(sys, kfdFd);
+        ProcessInfo info = kfd.processInfo();
+        CriuException failure = null;
+        try {
+            KfdCheckpoint cp = kfd.checkpoint(info);
+            try {
+                CriuKfd image = toImage(info, cp);
+                images.writeKfd(fileId, image);
+                return image;
+            } finally {
+                closeDmabufs(cp);
+            }
+        } catch (CriuException e) {
+            failure = e;
+            throw e;
+        } finally {
+            try {
+                kfd.unpause();
+            } catch (CriuException e) {
+                if (failure != null) failure.addSuppressed(e);
+                else throw e;
+            }
+        }
+    }
+
+    private void checkVersion() {
+        int fd = sys.open(KfdFile.DEVICE, Syscalls.O_RDONLY | Syscalls.O_CLOEXEC);
+        try {
+            new KfdFile(sys, fd).requireCriuSupport();
+        } finally {
+            sys.close(fd);
+        }
+    }
+
+    private CriuKfd toImage(ProcessInfo info, KfdCheckpoint cp) {
+        Map<Integer, Integer> toUser = new HashMap<>();
+        for (DeviceBucket d : cp.devices()) toUser.put(d.actualGpuId(), d.userGpuId());
+        for (KfdNode gpu : topology.gpus()) {
+            if (!toUser.containsKey(gpu.gpuId())) {
+                throw new CriuException(Errno.EINVAL, String.format("pid %d does not use GPU 0x%04x (%s), which is"
+                        + " visible here; every visible GPU must be used (make only the used GPUs visible)",
+                        info.pid(), gpu.gpuId(), gpu.describe()));
+            }
+        }
+        if (topology.gpus().size() != cp.devices().size()) {
+            throw new CriuException(Errno.EINVAL, "pid " + info.pid() + " uses " + cp.devices().size()
+                    + " GPU(s) but the KFD topology shows " + topology.gpus().size());
+        }
+        checkpointMaps.putAll(toUser);
+        CriuKfd.Builder b = CriuKfd.newBuilder()
+                .setPid(info.pid())
+                .setNumOfGpus(cp.devices().size())
+                .setNumOfCpus(topology.nodes().size() - cp.devices().size())
+                .addAllDeviceEntries(DeviceEntries.fromTopology(topology, toUser::get))
+                .setNumOfBos(cp.bos().size())
+                .setNumOfObjects(info.numObjects())
+                .setPrivData(ByteString.copyFrom(cp.privData()));
+        for (BoBucket bo : cp.bos()) {
+            b.addBoEntries(KfdBoEntry.newBuilder().setAddr(bo.addr()).setSize(bo.size()).setOffset(bo.offset())
+                    .setAllocFlags(bo.allocFlags()).setGpuId(bo.gpuId()));
+        }
+        setSharedMem(b);
+        return b.build();
+    }
+
+    /** hsakmt's shared memory file: its size and first 4 bytes (host order), or size 0 when absent. */
+    private void setSharedMem(CriuKfd.Builder b) {
+        if (!Files.exists(hsakmtShm)) {
+            b.setSharedMemSize(0).setSharedMemMagic(0);
+            return;
+        }
+        try (InputStream in = Files.newInputStream(hsakmtShm)) {
+            byte[] magic = in.readNBytes(4);
+            int m = magic.length == 4 ? ByteBuffer.wrap(magic).order(ByteOrder.nativeOrder()).getInt() : 0;
+            b.setSharedMemSize(Files.size(hsakmtShm)).setSharedMemMagic(m);
+        } catch (IOException e) {
+            throw new CriuException(Errno.EIO, "cannot read " + hsakmtShm + ": " + e.getMessage(), e);
+        }
+    }
+
+    private void closeDmabufs(KfdCheckpoint cp) {
+        for (BoBucket bo : cp.bos()) {
+            if (bo.hasDmabuf()) sys.close(bo.dmabufFd());
+        }
+    }
+}

@@ -1,0 +1,27 @@
+package dev.criugpu.amdgpu.sys;
+
+/** Names for the errno values device calls report, for one-line messages. */
+final class Errnos {
+    private Errnos() {
+    }
+
+    static String name(int errno) {
+        String n = switch (errno) {
+            case 1 -> "EPERM";
+            case 2 -> "ENOENT";
+            case 3 -> "ESRCH";
+            case 4 -> "EINTR";
+            case 9 -> "EBADF";
+            case 11 -> "EAGAIN";
+            case 12 -> "ENOMEM";
+            case 13 -> "EACCES";
+            case 16 -> "EBUSY";
+            case 19 -> "ENODEV";
+            case 22 -> "EINVAL";
+            case 25 -> "ENOTTY";
+            case 28 -> "ENOSPC";
+            default -> null;
+        };
+        return n == null ? "errno " + errno : n + " (errno " + errno + ")";
+    }
+}

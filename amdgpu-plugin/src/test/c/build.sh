@@ -1,0 +1,17 @@
+#!/bin/sh
+# Builds the module's test-side C programs into $1 (called by Maven in generate-test-resources).
+# The libdrm probe is built only where libdrm-dev's amdgpu.h is installed.
+set -eu
+out=$1
+here=$(dirname "$0")
+mkdir -p "$out"
+CC=${CC:-gcc}
+CFLAGS="-std=gnu11 -O1 -Wall -Werror"
+$CC $CFLAGS -I"$here/../../main/c/include" -o "$out/kfd_layout_probe" "$here/kfd_layout_probe.c"
+if [ -f /usr/include/libdrm/amdgpu.h ]; then
+	$CC $CFLAGS -I/usr/include/libdrm -o "$out/drm_layout_probe" "$here/drm_layout_probe.c"
+else
+	rm -f "$out/drm_layout_probe"
+fi
+$CC $CFLAGS -fPIC -shared -I"$here/../../main/c/include" -o "$out/libkfdsim.so" "$here/kfd_sim.c"
+$CC $CFLAGS -I"$here/../../main/c" -I"$here/../../main/c/include" -o "$out/plan_layout_probe" "$here/plan_layout_probe.c"

@@ -1,0 +1,397 @@
+/*
+ * A simulated KFD behind the syscall seam (libkfdsim.so). It exports kfdsim_open/close/ioctl/mmap with
+ * libc's signatures, so the plugin's Java seam can bind them instead of libc's, plus kfdsim_* set-up calls for
+ * tests. It follows the kernel rules the plugin depends on:
+ *   - CRIU_OP PROCESS_INFO/CHECKPOINT/UNPAUSE work only for the fd's owner process or its ptrace tracer
+ *     thread (here: the thread id registered as tracer), otherwise EBADF;
+ *   - CHECKPOINT needs paused queues and the exact counts from PROCESS_INFO (EINVAL);
+ *   - RESTORE acts on the calling process (the fd must have been opened by it) and gives every BO a new
+ *     mmap offset and a new dma-buf fd; RESUME takes a pid and fails with ESRCH if it has no restored process.
+ * BO contents live in memfds; an exported dma-buf fd is a dup of the BO's memfd.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/kfd_ioctl.h>
+
+#define MAX_PROCS 16
+#define MAX_GPUS 8
+#define MAX_BOS 64
+#define MAX_PRIV 4096
+
+struct sim_bo {
+	uint64_t addr, size, offset;
+	uint32_t gpu_id; /* user id */
+	uint32_t flags;
+	int memfd;
+};
+
+struct sim_proc {
+	int used;
+	int fd;
+	pid_t owner;
+	pid_t tracer_tid;
+	int paused, restored, resumed;
+	uint32_t ngpus, actual[MAX_GPUS], user[MAX_GPUS];
+	int drm_fd[MAX_GPUS];
+	uint32_t nbos;
+	struct sim_bo bos[MAX_BOS];
+	uint32_t nobjects;
+	uint32_t priv_size;
+	uint8_t priv[MAX_PRIV];
+};
+
+static struct sim_proc procs[MAX_PROCS];
+static uint32_t version_minor = 11;
+static uint64_t next_offset = 0x100000000ULL;
+
+static pid_t tid(void) { return (pid_t)syscall(SYS_gettid); }
+
+static struct sim_proc *proc_of_fd(int fd)
+{
+	for (int i = 0; i < MAX_PROCS; i++)
+		if (procs[i].used && procs[i].fd == fd)
+			return &procs[i];
+	return NULL;
+}
+
+static struct sim_proc *new_proc(int fd, pid_t owner)
+{
+	for (int i = 0; i < MAX_PROCS; i++) {
+		if (!procs[i].used) {
+			memset(&procs[i], 0, sizeof(procs[i]));
+			procs[i].used = 1;
+			procs[i].fd = fd;
+			procs[i].owner = owner;
+			procs[i].tracer_tid = -1;
+			return &procs[i];
+		}
+	}
+	return NULL;
+}
+
+static int fail(int e) { errno = e; return -1; }
+
+/* ---- test set-up API ---- */
+
+void kfdsim_reset(void)
+{
+	for (int i = 0; i < MAX_PROCS; i++) {
+		if (!procs[i].used)
+			continue;
+		for (uint32_t b = 0; b < procs[i].nbos; b++)
+			close(procs[i].bos[b].memfd);
+		close(procs[i].fd);
+		procs[i].used = 0;
+	}
+	version_minor = 11;
+}
+
+void kfdsim_set_version_minor(uint32_t minor) { version_minor = minor; }
+
+/* A KFD process owned by `owner`, seized by thread `tracer_tid`; returns the fd a dumper would hold. */
+int kfdsim_create_process(int owner, int tracer_tid)
+{
+	int fd = memfd_create("kfdsim-kfd", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct sim_proc *p = new_proc(fd, owner);
+	if (!p) { close(fd); return fail(ENOSPC); }
+	p->tracer_tid = tracer_tid;
+	return fd;
+}
+
+int kfdsim_add_gpu(int fd, uint32_t actual_gpu_id, uint32_t user_gpu_id)
+{
+	struct sim_proc *p = proc_of_fd(fd);
+	if (!p) return fail(EBADF);
+	if (p->ngpus == MAX_GPUS) return fail(ENOSPC);
+	p->actual[p->ngpus] = actual_gpu_id;
+	p->user[p->ngpus++] = user_gpu_id;
+	return 0;
+}
+
+/* A BO whose byte i holds (seed + i) & 0xff. gpu_id is the user id. */
+int kfdsim_add_bo(int fd, uint64_t addr, uint64_t size, uint32_t gpu_id, uint32_t flags, uint32_t seed)
+{
+	struct sim_proc *p = proc_of_fd(fd);
+	if (!p) return fail(EBADF);
+	if (p->nbos == MAX_BOS) return fail(ENOSPC);
+	int m = memfd_create("kfdsim-bo", MFD_CLOEXEC);
+	if (m < 0 || ftruncate(m, (off_t)size))
+		return -1;
+	uint8_t buf[4096];
+	for (uint64_t off = 0; off < size; off += sizeof(buf)) {
+		size_t n = size - off < sizeof(buf) ? size - off : sizeof(buf);
+		for (size_t i = 0; i < n; i++)
+			buf[i] = (uint8_t)(seed + off + i);
+		if (pwrite(m, buf, n, (off_t)off) != (ssize_t)n)
+			return -1;
+	}
+	struct sim_bo *b = &p->bos[p->nbos++];
+	b->addr = addr; b->size = size; b->gpu_id = gpu_id; b->flags = flags; b->memfd = m;
+	b->offset = next_offset;
+	next_offset += size;
+	return 0;
+}
+
+int kfdsim_set_objects(int fd, uint32_t nobjects, const uint8_t *priv, uint32_t priv_size)
+{
+	struct sim_proc *p = proc_of_fd(fd);
+	if (!p) return fail(EBADF);
+	if (priv_size > MAX_PRIV) return fail(E2BIG);
+	p->nobjects = nobjects;
+	p->priv_size = priv_size;
+	memcpy(p->priv, priv, priv_size);
+	return 0;
+}
+
+/* 1 while the process's queues are paused (evicted), else 0; -1 for an unknown fd. */
+int kfdsim_paused(int fd) { struct sim_proc *p = proc_of_fd(fd); return p ? p->paused : -1; }
+
+/* 1 once RESUME reached the restored process of `pid`, 0 before, -1 if there is none. */
+int kfdsim_resumed(int pid)
+{
+	for (int i = 0; i < MAX_PROCS; i++)
+		if (procs[i].used && procs[i].restored && procs[i].owner == pid)
+			return procs[i].resumed;
+	return -1;
+}
+
+/* ---- libc-shaped entry points ---- */
+
+int kfdsim_open(const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	if (flags & O_CREAT) {
+		va_list ap;
+		va_start(ap, flags);
+		mode = va_arg(ap, mode_t);
+		va_end(ap);
+	}
+	if (strcmp(path, "/dev/kfd") == 0) {
+		int fd = memfd_create("kfdsim-kfd", (flags & O_CLOEXEC) ? MFD_CLOEXEC : 0);
+		if (fd < 0)
+			return -1;
+		if (!new_proc(fd, getpid())) { close(fd); return fail(ENOSPC); }
+		return fd;
+	}
+	if (strncmp(path, "/dev/dri/renderD", 16) == 0)
+		return memfd_create("kfdsim-render", (flags & O_CLOEXEC) ? MFD_CLOEXEC : 0);
+	return open(path, flags, mode);
+}
+
+int kfdsim_close(int fd)
+{
+	struct sim_proc *p = proc_of_fd(fd);
+	if (p && !p->restored) {
+		for (uint32_t b = 0; b < p->nbos; b++)
+			close(p->bos[b].memfd);
+		p->used = 0;
+	}
+	return close(fd);
+}
+
+static int may_dump(struct sim_proc *p)
+{
+	return getpid() == p->owner || tid() == p->tracer_tid;
+}
+
+static int criu_checkpoint(struct sim_proc *p, struct kfd_ioctl_criu_args *a)
+{
+	if (!p->paused)
+		return fail(EINVAL);
+	if (a->num_devices != p->ngpus || a->num_bos != p->nbos || a->num_objects != p->nobjects ||
+	    a->priv_data_size != p->priv_size)
+		return fail(EINVAL);
+	struct kfd_criu_device_bucket *dev = (void *)(uintptr_t)a->devices;
+	struct kfd_criu_bo_bucket *bo = (void *)(uintptr_t)a->bos;
+	for (uint32_t i = 0; i < p->ngpus; i++) {
+		dev[i].user_gpu_id = p->user[i];
+		dev[i].actual_gpu_id = p->actual[i];
+		dev[i].drm_fd = KFD_INVALID_FD;
+	}
+	for (uint32_t i = 0; i < p->nbos; i++) {
+		struct sim_bo *b = &p->bos[i];
+		bo[i].addr = b->addr;
+		bo[i].size = b->size;
+		bo[i].offset = b->offset;
+		bo[i].restored_offset = 0;
+		bo[i].gpu_id = b->gpu_id;
+		bo[i].alloc_flags = b->flags;
+		bo[i].dmabuf_fd = KFD_INVALID_FD;
+		if (b->flags & (KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_GTT)) {
+			int d = fcntl(b->memfd, F_DUPFD_CLOEXEC, 0);
+			if (d < 0)
+				return -1;
+			bo[i].dmabuf_fd = (uint32_t)d;
+		}
+	}
+	memcpy((void *)(uintptr_t)a->priv_data, p->priv, p->priv_size);
+	return 0;
+}
+
+static int criu_restore(struct sim_proc *p, struct kfd_ioctl_criu_args *a)
+{
+	if (p->owner != getpid() || p->restored)
+		return fail(EINVAL);
+	if (a->num_devices > MAX_GPUS || a->num_bos > MAX_BOS || a->priv_data_size > MAX_PRIV)
+		return fail(EINVAL);
+	struct kfd_criu_device_bucket *dev = (void *)(uintptr_t)a->devices;
+	struct kfd_criu_bo_bucket *bo = (void *)(uintptr_t)a->bos;
+	for (uint32_t i = 0; i < a->num_devices; i++) {
+		if (fcntl((int)dev[i].drm_fd, F_GETFD) < 0) /* looked up in the caller's fd table */
+			return fail(EBADF);
+		p->actual[i] = dev[i].actual_gpu_id;
+		p->drm_fd[i] = (int)dev[i].drm_fd;
+		p->user[i] = dev[i].user_gpu_id;
+	}
+	p->ngpus = a->num_devices;
+	for (uint32_t i = 0; i < a->num_bos; i++) {
+		struct sim_bo *b = &p->bos[i];
+		b->addr = bo[i].addr; b->size = bo[i].size; b->gpu_id = bo[i].gpu_id; b->flags = bo[i].alloc_flags;
+		b->memfd = memfd_create("kfdsim-bo", MFD_CLOEXEC);
+		if (b->memfd < 0 || ftruncate(b->memfd, (off_t)b->size))
+			return -1;
+		b->offset = next_offset;
+		next_offset += b->size;
+		bo[i].restored_offset = b->offset;
+		bo[i].dmabuf_fd = KFD_INVALID_FD;
+		if (b->flags & (KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_GTT))
+			bo[i].dmabuf_fd = (uint32_t)fcntl(b->memfd, F_DUPFD_CLOEXEC, 0);
+	}
+	p->nbos = a->num_bos;
+	p->nobjects = a->num_objects;
+	p->priv_size = (uint32_t)a->priv_data_size;
+	memcpy(p->priv, (void *)(uintptr_t)a->priv_data, p->priv_size);
+	p->restored = 1;
+	p->paused = 1; /* queues stay evicted until RESUME */
+	return 0;
+}
+
+static int criu_op(int fd, struct kfd_ioctl_criu_args *a)
+{
+	if (a->op == KFD_CRIU_OP_RESUME) {
+		for (int i = 0; i < MAX_PROCS; i++) {
+			struct sim_proc *p = &procs[i];
+			if (p->used && p->restored && p->owner == (pid_t)a->pid) {
+				p->resumed = 1;
+				p->paused = 0;
+				return 0;
+			}
+		}
+		return fail(ESRCH);
+	}
+	struct sim_proc *p = proc_of_fd(fd);
+	if (!p)
+		return fail(EBADF);
+	switch (a->op) {
+	case KFD_CRIU_OP_PROCESS_INFO:
+		if (!may_dump(p))
+			return fail(EBADF);
+		p->paused = 1;
+		a->num_devices = p->ngpus;
+		a->num_bos = p->nbos;
+		a->num_objects = p->nobjects;
+		a->priv_data_size = p->priv_size;
+		a->pid = (uint32_t)p->owner;
+		return 0;
+	case KFD_CRIU_OP_CHECKPOINT:
+		if (!may_dump(p))
+			return fail(EBADF);
+		return criu_checkpoint(p, a);
+	case KFD_CRIU_OP_UNPAUSE:
+		if (!may_dump(p))
+			return fail(EBADF);
+		if (!p->paused)
+			return fail(EINVAL);
+		p->paused = 0;
+		return 0;
+	case KFD_CRIU_OP_RESTORE:
+		return criu_restore(p, a);
+	default:
+		return fail(EINVAL);
+	}
+}
+
+int kfdsim_ioctl(int fd, unsigned long request, ...)
+{
+	va_list ap;
+	va_start(ap, request);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	if (request == AMDKFD_IOC_GET_VERSION) {
+		if (!proc_of_fd(fd))
+			return fail(ENOTTY);
+		struct kfd_ioctl_get_version_args *v = arg;
+		v->major_version = 1;
+		v->minor_version = version_minor;
+		return 0;
+	}
+	if (request == AMDKFD_IOC_CRIU_OP)
+		return criu_op(fd, arg);
+	return ioctl(fd, request, arg);
+}
+
+/* Maps a BO by its (current) mmap offset on a KFD or render fd; anything else goes to the real mmap. */
+void *kfdsim_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	for (int i = 0; i < MAX_PROCS; i++) {
+		if (!procs[i].used)
+			continue;
+		for (uint32_t b = 0; b < procs[i].nbos; b++) {
+			struct sim_bo *bo = &procs[i].bos[b];
+			if (bo->offset == (uint64_t)off && len <= bo->size)
+				return mmap(addr, len, prot, flags, bo->memfd, 0);
+		}
+	}
+	return mmap(addr, len, prot, flags, fd, off);
+}
+
+int kfdsim_munmap(void *addr, size_t len) { return munmap(addr, len); }
+
+/* ---- criu stand-ins for the restore executor's seam ---- */
+
+static int unused_fd_base = 100;
+static int log_lines;
+static char last_log[512];
+
+void kfdsim_set_unused_fd_base(int base) { unused_fd_base = base; }
+
+int kfdsim_find_unused_fd(int vpid)
+{
+	(void)vpid;
+	return unused_fd_base;
+}
+
+void kfdsim_log(unsigned int level, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = snprintf(last_log, sizeof(last_log), "%u ", level);
+	vsnprintf(last_log + n, sizeof(last_log) - (size_t)n, fmt, ap);
+	va_end(ap);
+	log_lines++;
+}
+
+int kfdsim_log_lines(void) { return log_lines; }
+
+/* "<level> <message>" of the last kfdsim_log call. */
+const char *kfdsim_last_log(void) { return last_log; }
+
+/* The drm fd RESTORE bound to GPU `index` of the restored process of `pid`, or -1. */
+int kfdsim_restored_drm_fd(int pid, uint32_t index)
+{
+	for (int i = 0; i < MAX_PROCS; i++)
+		if (procs[i].used && procs[i].restored && procs[i].owner == pid && index < procs[i].ngpus)
+			return procs[i].drm_fd[index];
+	return -1;
+}

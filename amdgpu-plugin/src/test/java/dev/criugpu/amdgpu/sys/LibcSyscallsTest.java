@@ -1,0 +1,56 @@
+package dev.criugpu.amdgpu.sys;
+
+import dev.criugpu.amdgpu.kfd.KfdFile;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/** The production seam binds libc correctly (variadic open/ioctl, errno capture). */
+class LibcSyscallsTest {
+    private final Syscalls libc = Syscalls.libc();
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void openMissingFileReportsEnoent() {
+        SyscallException e = assertThrows(SyscallException.class, () -> libc.open(dir.resolve("none").toString(), Syscalls.O_RDONLY));
+        assertEquals(2, e.errno());
+        assertEquals("open " + dir.resolve("none") + " failed: ENOENT (errno 2)", e.getMessage());
+    }
+
+    @Test
+    void kfdIoctlOnANonKfdFileIsEnotty() {
+        int fd = libc.open("/dev/null", Syscalls.O_RDWR | Syscalls.O_CLOEXEC);
+        try {
+            SyscallException e = assertThrows(SyscallException.class, () -> new KfdFile(libc, fd).version());
+            assertEquals(25, e.errno());
+        } finally {
+            libc.close(fd);
+        }
+        assertEquals(9, assertThrows(SyscallException.class, () -> libc.close(fd)).errno(), "closed exactly once");
+    }
+
+    @Test
+    void mmapSharesFileContents() throws Exception {
+        Path f = dir.resolve("data");
+        Files.write(f, new byte[]{10, 20, 30, 40});
+        int fd = libc.open(f.toString(), Syscalls.O_RDWR);
+        try {
+            MemorySegment m = libc.mmap(4, Syscalls.PROT_READ | Syscalls.PROT_WRITE, fd, 0);
+            assertEquals(30, m.get(ValueLayout.JAVA_BYTE, 2));
+            m.set(ValueLayout.JAVA_BYTE, 0, (byte) 99);
+            libc.munmap(m);
+        } finally {
+            libc.close(fd);
+        }
+        assertEquals(99, Files.readAllBytes(f)[0]);
+    }
+}

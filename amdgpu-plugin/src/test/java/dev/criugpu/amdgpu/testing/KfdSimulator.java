@@ -1,0 +1,153 @@
+package dev.criugpu.amdgpu.testing;
+
+import dev.criugpu.amdgpu.sys.Syscalls;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/** Test handle on the simulated KFD (src/test/c/kfd_sim.c): its syscall table and its set-up calls. */
+public final class KfdSimulator {
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final SymbolLookup LIB =
+            SymbolLookup.libraryLookup(NativeTestPrograms.path("libkfdsim.so"), Arena.global());
+    private static final Syscalls SYSCALLS = Syscalls.fromLibrary("kfdsim", LIB, "kfdsim_");
+
+    private static final MethodHandle RESET = fn("kfdsim_reset", FunctionDescriptor.ofVoid());
+    private static final MethodHandle SET_VERSION_MINOR = fn("kfdsim_set_version_minor", FunctionDescriptor.ofVoid(JAVA_INT));
+    private static final MethodHandle CREATE_PROCESS = fn("kfdsim_create_process", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle ADD_GPU = fn("kfdsim_add_gpu", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle ADD_BO = fn("kfdsim_add_bo",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle SET_OBJECTS = fn("kfdsim_set_objects",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle PAUSED = fn("kfdsim_paused", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle RESUMED = fn("kfdsim_resumed", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle RESTORED_DRM_FD = fn("kfdsim_restored_drm_fd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle LAST_LOG = fn("kfdsim_last_log", FunctionDescriptor.of(ADDRESS));
+    private static final MethodHandle LOG_LINES = fn("kfdsim_log_lines", FunctionDescriptor.of(JAVA_INT));
+    private static final MethodHandle GETTID = LINKER.downcallHandle(LINKER.defaultLookup().find("gettid").orElseThrow(),
+            FunctionDescriptor.of(JAVA_INT));
+
+    private static MethodHandle fn(String name, FunctionDescriptor d) {
+        return LINKER.downcallHandle(LIB.find(name).orElseThrow(), d);
+    }
+
+    private KfdSimulator() {
+    }
+
+    /** Address of a simulator function, for C function-pointer tables. */
+    public static MemorySegment symbol(String name) {
+        return LIB.find(name).orElseThrow(() -> new IllegalStateException("libkfdsim.so has no " + name));
+    }
+
+    /** The drm fd RESTORE bound to GPU {@code index} of the restored process {@code pid}, or -1. */
+    public static int restoredDrmFd(int pid, int index) {
+        return callInt(() -> (int) RESTORED_DRM_FD.invokeExact(pid, index));
+    }
+
+    /** "level message" of the last line the executor logged through the simulator's criu log stand-in. */
+    public static String lastLog() {
+        try {
+            return ((MemorySegment) LAST_LOG.invokeExact()).reinterpret(512).getString(0);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    public static int logLines() {
+        return callInt(() -> (int) LOG_LINES.invokeExact());
+    }
+
+    public static Syscalls syscalls() {
+        return SYSCALLS;
+    }
+
+    public static int gettid() {
+        try {
+            return (int) GETTID.invokeExact();
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    public static int pid() {
+        return (int) ProcessHandle.current().pid();
+    }
+
+    public static void reset() {
+        call(() -> { RESET.invokeExact(); });
+    }
+
+    public static void setVersionMinor(int minor) {
+        call(() -> { SET_VERSION_MINOR.invokeExact(minor); });
+    }
+
+    /** A KFD process owned by {@code ownerPid} and seized by thread {@code tracerTid}; returns its fd. */
+    public static int createProcess(int ownerPid, int tracerTid) {
+        return check(callInt(() -> (int) CREATE_PROCESS.invokeExact(ownerPid, tracerTid)), "create process");
+    }
+
+    public static void addGpu(int fd, int actualGpuId, int userGpuId) {
+        check(callInt(() -> (int) ADD_GPU.invokeExact(fd, actualGpuId, userGpuId)), "add gpu");
+    }
+
+    /** A BO whose byte i is (seed + i) & 0xff. */
+    public static void addBo(int fd, long addr, long size, int userGpuId, int flags, int seed) {
+        check(callInt(() -> (int) ADD_BO.invokeExact(fd, addr, size, userGpuId, flags, seed)), "add bo");
+    }
+
+    public static void setObjects(int fd, int count, byte[] priv) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment p = a.allocate(Math.max(1, priv.length));
+            MemorySegment.copy(priv, 0, p, JAVA_BYTE, 0, priv.length);
+            check(callInt(() -> (int) SET_OBJECTS.invokeExact(fd, count, p, priv.length)), "set objects");
+        }
+    }
+
+    public static boolean paused(int fd) {
+        return check(callInt(() -> (int) PAUSED.invokeExact(fd)), "paused") == 1;
+    }
+
+    /** 1 resumed, 0 restored but not resumed, -1 no restored process for the pid. */
+    public static int resumed(int pid) {
+        return callInt(() -> (int) RESUMED.invokeExact(pid));
+    }
+
+    private interface IntCall {
+        int call() throws Throwable;
+    }
+
+    private interface VoidCall {
+        void call() throws Throwable;
+    }
+
+    private static int callInt(IntCall c) {
+        try {
+            return c.call();
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    private static void call(VoidCall c) {
+        try {
+            c.call();
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    private static int check(int r, String what) {
+        if (r < 0) throw new IllegalStateException("kfdsim " + what + " failed");
+        return r;
+    }
+}
