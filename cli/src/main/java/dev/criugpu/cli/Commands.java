@@ -12,7 +12,6 @@ final class Commands {
     }
 
     static int cuda(String[] args, PrintStream out, PrintStream err) {
-        err.println("criu-gpu cuda: not available in this build");
-        return 2;
+        return dev.criugpu.cuda.cli.CudaCheckpointCommand.run(args, out, err);
     }
 }
