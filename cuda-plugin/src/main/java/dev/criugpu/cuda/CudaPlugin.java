@@ -1,24 +1,47 @@
 package dev.criugpu.cuda;
 
+import dev.criugpu.api.CriuException;
 import dev.criugpu.api.CriuPlugin;
 import dev.criugpu.api.CriuServices;
 import dev.criugpu.api.Diagnosis;
 import dev.criugpu.api.Errno;
 import dev.criugpu.api.Hook;
+import dev.criugpu.api.InventoryClaim;
 import dev.criugpu.api.Stage;
+import dev.criugpu.cuda.backend.BackendSelection;
+import dev.criugpu.cuda.backend.CudaBackend;
+import dev.criugpu.cuda.backend.DriverBackend;
+import dev.criugpu.cuda.config.CriuCommandLine;
+import dev.criugpu.cuda.config.PluginConfig;
+import dev.criugpu.cuda.gpu.GpuInfo;
+import dev.criugpu.cuda.gpu.GpuUuid;
+import dev.criugpu.cuda.gpu.NvidiaGpus;
+import dev.criugpu.cuda.image.CudaTaskImages;
+import dev.criugpu.inventory.ImageException;
+import dev.criugpu.inventory.ImageIO;
+import dev.criugpu.inventory.images.PstreeEntry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
+import java.util.stream.Collectors;
 
-/** NVIDIA CUDA plugin (spine stage: registers its hooks, logs them, does no GPU work yet). */
+/**
+ * NVIDIA CUDA plugin: locks and checkpoints CUDA tasks on dump, restores and unlocks them on restore, through the
+ * driver API (FFM) or NVIDIA's cuda-checkpoint. See {@link DumpSession} and {@link RestoreSession} for the flow.
+ */
 public final class CudaPlugin implements CriuPlugin {
     public static final String NAME = "cuda_plugin";
     private static final Logger log = LoggerFactory.getLogger(CudaPlugin.class);
+
+    private DumpSession dump;
+    private RestoreSession restore;
+    private CriuCommandLine commandLine;
 
     @Override
     public String name() {
@@ -30,32 +53,128 @@ public final class CudaPlugin implements CriuPlugin {
         return EnumSet.of(Hook.RESUME_DEVICES_LATE, Hook.PAUSE_DEVICES, Hook.CHECKPOINT_DEVICES);
     }
 
-    @Override
-    public int init(Stage stage, CriuServices services) {
-        log.info("Java side ready for {}", stage);
-        return 0;
+    static Path cfgFile(Path pluginDir) {
+        return pluginDir == null ? null : pluginDir.resolve("java/criu-gpu.cfg");
     }
 
     @Override
-    public Diagnosis diagnose() {
-        Path gpus = Path.of("/proc/driver/nvidia/gpus");
-        return Files.isDirectory(gpus)
-                ? Diagnosis.enabled(NAME, "NVIDIA driver present (" + gpus + ")", List.of())
-                : Diagnosis.disabled(NAME, "no NVIDIA GPU: " + gpus + " is absent", List.of());
+    public int init(Stage stage, CriuServices services) {
+        if (stage == Stage.PRE_DUMP) {
+            log.info("disabled for pre-dump: GPU memory is dumped only by a full dump");
+            return 0;
+        }
+        PluginConfig config;
+        try {
+            config = PluginConfig.load(System.getenv(), cfgFile(services.pluginDir()));
+            config.backend();
+        } catch (IllegalArgumentException e) {
+            throw new CriuException(Errno.EINVAL, e.getMessage());
+        }
+        if (stage == Stage.RESTORE && services.inventoryClaim() == InventoryClaim.NOT_LISTED) {
+            log.debug("the image holds no CUDA state");
+            return 0;
+        }
+        BackendSelection selection = BackendSelection.choose(config.backend(), DriverBackend::probe, System.getenv("PATH"));
+        if (selection.chosen().isEmpty()) {
+            if (stage == Stage.RESTORE && services.inventoryClaim() == InventoryClaim.LISTED) {
+                throw new CriuException(Errno.ENODEV, "the image holds CUDA state but it cannot be restored here: " + selection.reason());
+            }
+            log.info("disabled: {}", selection.reason());
+            return 0;
+        }
+        CudaBackend backend = selection.backend();
+        log.info("{} ({} work per task)", selection.reason(), config.parallel() ? "parallel" : "sequential");
+        return stage == Stage.DUMP ? initDump(services, config, backend) : initRestore(services, config, backend);
+    }
+
+    private int initDump(CriuServices services, PluginConfig config, CudaBackend backend) {
+        commandLine = commandLine();
+        if (!services.setCompelInterruptOnlyMode()) {
+            log.warn("this criu has no set_compel_interrupt_only_mode: with --freeze-cgroup CUDA tasks cannot be woken");
+        }
+        int timeoutMs = commandLine.timeoutOrDefault() * 1000;
+        dump = new DumpSession(services, backend, timeoutMs, presentGpus(Set.of()), config.parallel(), config.guard());
+        return 0;
+    }
+
+    private static CriuCommandLine commandLine() {
+        try {
+            CriuCommandLine c = CriuCommandLine.ofSelf();
+            if (c.rpc()) {
+                log.info("criu runs as an RPC worker: its --timeout/-R are unknown here; lock timeout {} s, and a "
+                        + "guardian returns the tasks if criu leaves them alive", CriuCommandLine.DEFAULT_TIMEOUT_SECONDS);
+            }
+            return c;
+        } catch (IllegalArgumentException e) {
+            log.warn("{}; using criu's default of {} s", e.getMessage(), CriuCommandLine.DEFAULT_TIMEOUT_SECONDS);
+            return new CriuCommandLine(false, false, false, java.util.OptionalInt.empty());
+        }
+    }
+
+    private int initRestore(CriuServices services, PluginConfig config, CudaBackend backend) {
+        Path dir = services.imageDir().orElseThrow(() -> new CriuException(Errno.EINVAL, "criu gave no images directory"));
+        try {
+            var records = CudaTaskImages.readAll(dir);
+            restore = new RestoreSession(backend, records, treePids(dir),
+                    services.inventoryClaim() == InventoryClaim.LEGACY, presentGpus(config.treatAbsent()),
+                    config.deviceMap(), config.parallel());
+            log.info("{} CUDA task record(s) in {}", records.size(), dir);
+            return 0;
+        } catch (ImageException e) {
+            throw new CriuException(Errno.EIO, e.getMessage());
+        } catch (IllegalArgumentException e) {
+            throw new CriuException(Errno.EINVAL, e.getMessage());
+        }
+    }
+
+    private static Set<Integer> treePids(Path dir) {
+        Path pstree = dir.resolve("pstree.img");
+        if (!Files.isRegularFile(pstree)) return null;
+        try {
+            return ImageIO.readEntries(pstree, ImageIO.PSTREE_MAGIC, PstreeEntry.parser()).stream()
+                    .map(PstreeEntry::getPid).collect(Collectors.toSet());
+        } catch (ImageException e) {
+            log.warn("{}; CUDA records are not checked against it", e.getMessage());
+            return null;
+        }
+    }
+
+    private static List<GpuInfo> presentGpus(Set<GpuUuid> treatAbsent) {
+        try {
+            List<GpuInfo> all = NvidiaGpus.list(NvidiaGpus.PROC_ROOT);
+            if (!treatAbsent.isEmpty()) log.info("treating {} as absent (CRIU_CUDA_TREAT_ABSENT)", treatAbsent);
+            return all.stream().filter(g -> !treatAbsent.contains(g.uuid())).toList();
+        } catch (IOException | IllegalArgumentException e) {
+            log.warn("cannot list GPUs from {}: {}", NvidiaGpus.PROC_ROOT, e.getMessage());
+            return List.of();
+        }
+    }
+
+    @Override
+    public void exit(Stage stage, int ret) {
+        if (dump != null) dump.exit(ret, commandLine.treeSurvivesDump());
+        if (restore != null) restore.exit();
+        dump = null;
+        restore = null;
     }
 
     @Override
     public int pauseDevices(int pid) {
-        return Errno.NOT_SUPPORTED;
+        return dump == null ? Errno.NOT_SUPPORTED : dump.pause(pid);
     }
 
     @Override
     public int checkpointDevices(int pid) {
-        return Errno.NOT_SUPPORTED;
+        return dump == null ? Errno.NOT_SUPPORTED : dump.checkpoint(pid);
     }
 
     @Override
     public int resumeDevicesLate(int pid) {
-        return Errno.NOT_SUPPORTED;
+        return restore == null ? Errno.NOT_SUPPORTED : restore.resume(pid);
+    }
+
+    @Override
+    public Diagnosis diagnose() {
+        return CudaDiagnosis.run(System.getenv(), cfgFile(null));
     }
 }

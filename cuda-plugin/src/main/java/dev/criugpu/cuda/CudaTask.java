@@ -1,0 +1,33 @@
+package dev.criugpu.cuda;
+
+import dev.criugpu.cuda.gpu.GpuInfo;
+import dev.criugpu.cuda.state.CudaState;
+
+import java.util.List;
+
+/** One CUDA task the dump touched: what it was when we found it, and what we believe it is now. */
+final class CudaTask {
+    final int pid;
+    final int nsPid;
+    final int restoreTid;
+    final CudaState initial;
+    final List<GpuInfo> gpus;
+    final long startTime;
+    volatile CudaState current;
+    boolean checkpointStarted;
+
+    CudaTask(int pid, int nsPid, int restoreTid, CudaState initial, List<GpuInfo> gpus, long startTime) {
+        this.pid = pid;
+        this.nsPid = nsPid;
+        this.restoreTid = restoreTid;
+        this.initial = initial;
+        this.gpus = List.copyOf(gpus);
+        this.startTime = startTime;
+        this.current = initial;
+    }
+
+    /** Whether the task is not in the state the user had it in. */
+    boolean touched() {
+        return current != initial;
+    }
+}

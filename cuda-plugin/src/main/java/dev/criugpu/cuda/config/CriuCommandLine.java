@@ -1,0 +1,134 @@
+package dev.criugpu.cuda.config;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalInt;
+import java.util.Set;
+
+/**
+ * The few criu options the plugin must know, read from criu's own argv ({@code /proc/self/cmdline}) because criu
+ * does not export its options to plugins. Follows criu's getopt_long conventions: short options may be clustered
+ * ({@code -vR}); {@code t D o r J W L M} take an argument (attached or next); long options may be written
+ * {@code --name=value} or {@code --name value} and abbreviated to an unambiguous prefix of the names we track.
+ *
+ * <p>Under RPC ({@code criu swrk}, {@code criu service}) the options travel over a socket and are unknown here:
+ * {@link #rpc()} is true and the defaults apply.
+ */
+public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveStopped, OptionalInt timeoutSeconds) {
+    /** criu's default for --timeout (seconds). */
+    public static final int DEFAULT_TIMEOUT_SECONDS = 10;
+
+    private static final String SHORT_WITH_ARG = "tDorJWLM";
+    private static final List<String> TRACKED_LONG = List.of("leave-running", "leave-stopped", "timeout");
+    /** criu long options with a required argument, so their value is not mistaken for an option. */
+    private static final Set<String> LONG_WITH_ARG = Set.of("tree", "images-dir", "work-dir", "log-file", "timeout",
+            "root", "pidfile", "action-script", "ext-mount-map", "external", "inherit-fd", "cgroup-root",
+            "freeze-cgroup", "page-server", "address", "port", "lib", "config", "lsm-profile", "lsm-mount-context",
+            "cgroup-props", "cgroup-props-file", "cgroup-dump-controller", "manage-cgroups", "veth-pair",
+            "status-fd", "prev-images-dir", "ps-socket", "network-lock", "join-ns", "irmap-scan-path",
+            "cpu-cap", "empty-ns", "file-validation", "external-mount", "enable-fs", "cgroup-yard");
+
+    /** The timeout criu uses (seconds): --timeout if given, else the default. 0 means criu's "no limit". */
+    public int timeoutOrDefault() {
+        return timeoutSeconds.orElse(DEFAULT_TIMEOUT_SECONDS);
+    }
+
+    /** Whether criu keeps the tree alive after a successful dump (-R or -s). */
+    public boolean treeSurvivesDump() {
+        return leaveRunning || leaveStopped;
+    }
+
+    public static CriuCommandLine ofSelf() {
+        try {
+            return parse(split(Files.readAllBytes(Path.of("/proc/self/cmdline"))));
+        } catch (IOException e) {
+            return new CriuCommandLine(false, false, false, OptionalInt.empty());
+        }
+    }
+
+    /** argv from the NUL-separated bytes of /proc/PID/cmdline. */
+    public static List<String> split(byte[] cmdline) {
+        List<String> args = new ArrayList<>();
+        int start = 0;
+        for (int i = 0; i < cmdline.length; i++) {
+            if (cmdline[i] == 0) {
+                args.add(new String(cmdline, start, i - start, StandardCharsets.UTF_8));
+                start = i + 1;
+            }
+        }
+        if (start < cmdline.length) args.add(new String(cmdline, start, cmdline.length - start, StandardCharsets.UTF_8));
+        return args;
+    }
+
+    /**
+     * Parses criu's argv (argv[0] included).
+     *
+     * @throws IllegalArgumentException for a --timeout that is not a non-negative number, naming it
+     */
+    public static CriuCommandLine parse(List<String> argv) {
+        boolean leaveRunning = false;
+        boolean leaveStopped = false;
+        OptionalInt timeout = OptionalInt.empty();
+        String command = null;
+        for (int i = 1; i < argv.size(); i++) {
+            String a = argv.get(i);
+            if (a.equals("--")) break;
+            if (a.startsWith("--")) {
+                String name = a.substring(2);
+                String value = null;
+                int eq = name.indexOf('=');
+                if (eq >= 0) {
+                    value = name.substring(eq + 1);
+                    name = name.substring(0, eq);
+                }
+                String tracked = expand(name);
+                boolean takesArg = LONG_WITH_ARG.contains(tracked == null ? name : tracked);
+                if (takesArg && value == null && i + 1 < argv.size()) value = argv.get(++i);
+                if (tracked == null) continue;
+                switch (tracked) {
+                    case "leave-running" -> leaveRunning = true;
+                    case "leave-stopped" -> leaveStopped = true;
+                    case "timeout" -> timeout = OptionalInt.of(seconds(value));
+                    default -> { }
+                }
+            } else if (a.startsWith("-") && a.length() > 1) {
+                for (int c = 1; c < a.length(); c++) {
+                    char o = a.charAt(c);
+                    if (o == 'v' || o == 'x') break; // optional argument, attached: the rest of the cluster
+                    if (SHORT_WITH_ARG.indexOf(o) >= 0) {
+                        if (c + 1 == a.length()) i++; // the argument is the next word
+                        break;
+                    }
+                    if (o == 'R') leaveRunning = true;
+                    if (o == 's') leaveStopped = true;
+                }
+            } else if (command == null) {
+                command = a;
+            }
+        }
+        boolean rpc = "swrk".equals(command) || "service".equals(command);
+        return new CriuCommandLine(rpc, leaveRunning, leaveStopped, timeout);
+    }
+
+    /** The tracked long option {@code name} stands for (exact or unambiguous prefix), or null. */
+    private static String expand(String name) {
+        if (TRACKED_LONG.contains(name)) return name;
+        List<String> hits = TRACKED_LONG.stream().filter(t -> t.startsWith(name)).toList();
+        return hits.size() == 1 && name.length() >= 3 ? hits.getFirst() : null;
+    }
+
+    private static int seconds(String value) {
+        if (value == null) throw new IllegalArgumentException("criu --timeout has no value");
+        try {
+            int s = Integer.parseInt(value.trim());
+            if (s < 0) throw new NumberFormatException();
+            return s;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("criu --timeout '" + value + "' is not a number of seconds");
+        }
+    }
+}

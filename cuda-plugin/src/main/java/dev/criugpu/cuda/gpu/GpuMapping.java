@@ -1,0 +1,103 @@
+package dev.criugpu.cuda.gpu;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Where each GPU recorded at dump goes at restore. Policy: a GPU named in the explicit map goes where the map says;
+ * a recorded GPU that is present (and not the target of another) stays; every other one goes to a free present GPU
+ * of the same model, preferring the one with its old device minor, else the lowest free minor. The driver restores
+ * only onto the same chip type, so models must match.
+ */
+public final class GpuMapping {
+    private final Map<GpuUuid, GpuUuid> map;
+
+    private GpuMapping(Map<GpuUuid, GpuUuid> map) {
+        this.map = map;
+    }
+
+    /**
+     * @param recorded the GPUs the dumped tasks used (union over tasks)
+     * @param present the GPUs of this host that may be used
+     * @param explicit the user's map (entries for GPUs not recorded are ignored)
+     * @throws IllegalArgumentException one line naming the GPU that cannot be placed and why
+     */
+    public static GpuMapping plan(Collection<GpuInfo> recorded, List<GpuInfo> present, Map<GpuUuid, GpuUuid> explicit) {
+        Map<GpuUuid, GpuInfo> presentByUuid = new LinkedHashMap<>();
+        for (GpuInfo g : present) presentByUuid.put(g.uuid(), g);
+        Map<GpuUuid, GpuInfo> old = new LinkedHashMap<>();
+        recorded.stream().sorted(java.util.Comparator.comparingInt(GpuInfo::minor)).forEach(g -> old.putIfAbsent(g.uuid(), g));
+
+        Map<GpuUuid, GpuUuid> result = new LinkedHashMap<>();
+        Set<GpuUuid> used = new LinkedHashSet<>();
+        for (GpuInfo g : old.values()) {
+            GpuUuid to = explicit.get(g.uuid());
+            if (to == null) continue;
+            GpuInfo target = presentByUuid.get(to);
+            if (target == null) {
+                throw new IllegalArgumentException("device map sends " + g.uuid() + " to " + to + ", which is not a usable GPU here");
+            }
+            if (!target.model().equals(g.model())) {
+                throw new IllegalArgumentException("device map sends " + g.uuid() + " (" + g.model() + ") to " + to
+                        + " (" + target.model() + "): the driver restores only onto the same model");
+            }
+            result.put(g.uuid(), to);
+            used.add(to);
+        }
+        for (GpuInfo g : old.values()) {
+            if (result.containsKey(g.uuid())) continue;
+            if (presentByUuid.containsKey(g.uuid()) && !used.contains(g.uuid())) {
+                result.put(g.uuid(), g.uuid());
+                used.add(g.uuid());
+            }
+        }
+        for (GpuInfo g : old.values()) {
+            if (result.containsKey(g.uuid())) continue;
+            GpuInfo target = freeSameModel(g, present, used).orElseThrow(() -> new IllegalArgumentException(
+                    "GPU " + g.uuid() + " (" + g.model() + ", minor " + g.minor()
+                            + ") is not here and no free GPU of that model is left to restore onto"));
+            result.put(g.uuid(), target.uuid());
+            used.add(target.uuid());
+        }
+        return new GpuMapping(result);
+    }
+
+    private static Optional<GpuInfo> freeSameModel(GpuInfo g, List<GpuInfo> present, Set<GpuUuid> used) {
+        List<GpuInfo> free = present.stream()
+                .filter(p -> p.model().equals(g.model()) && !used.contains(p.uuid())).toList();
+        return free.stream().filter(p -> p.minor() == g.minor()).findFirst()
+                .or(() -> free.stream().min(java.util.Comparator.comparingInt(GpuInfo::minor)));
+    }
+
+    /** The whole plan, old → new, for the log. */
+    public Map<GpuUuid, GpuUuid> asMap() {
+        return java.util.Collections.unmodifiableMap(map);
+    }
+
+    /** Whether any GPU moves. */
+    public boolean remaps() {
+        return map.entrySet().stream().anyMatch(e -> !e.getKey().equals(e.getValue()));
+    }
+
+    /**
+     * The pairs to pass when restoring a task that used {@code taskGpus}: empty when none of them moves (a plain
+     * restore), else one pair for every one of them (the driver wants every checkpointed GPU listed).
+     */
+    public List<GpuPair> pairsFor(Collection<GpuUuid> taskGpus) {
+        List<GpuPair> pairs = new ArrayList<>();
+        boolean moves = false;
+        for (GpuUuid u : taskGpus) {
+            GpuUuid to = map.get(u);
+            if (to == null) throw new IllegalArgumentException("GPU " + u + " was not in the restore plan");
+            pairs.add(new GpuPair(u, to));
+            moves |= !u.equals(to);
+        }
+        return moves ? List.copyOf(pairs) : List.of();
+    }
+}

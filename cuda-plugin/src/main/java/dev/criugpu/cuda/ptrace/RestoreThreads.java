@@ -1,0 +1,97 @@
+package dev.criugpu.cuda.ptrace;
+
+import dev.criugpu.api.CriuException;
+import dev.criugpu.api.Errno;
+import dev.criugpu.cuda.bindings.libc_h;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * Lets the CUDA restore thread of a task that criu holds in a ptrace stop run while the driver checkpoints or
+ * restores, then stops it again exactly as criu had it. Every call here must run on the thread that seized the
+ * tasks (criu's main thread, i.e. the hook's thread): the kernel refuses ptrace requests from any other.
+ *
+ * <p>Wake: save its signal mask, block every signal but SIGTRAP, clear the ptrace options (criu's
+ * PTRACE_O_SUSPEND_SECCOMP must not stay on while it runs), PTRACE_CONT. Re-stop: PTRACE_INTERRUPT, wait for the
+ * stop, set the options criu uses (SUSPEND_SECCOMP | TRACESYSGOOD), put the saved mask back.
+ */
+public final class RestoreThreads {
+    private static final long CRIU_OPTIONS = libc_h.PTRACE_O_SUSPEND_SECCOMP | libc_h.PTRACE_O_TRACESYSGOOD;
+    private static final long ALL_BUT_SIGTRAP = ~(1L << (libc_h.SIGTRAP - 1));
+
+    private RestoreThreads() {
+    }
+
+    /** A restore thread we let run, with the signal mask to give back. */
+    public record Woken(int pid, int tid, long savedMask) {
+    }
+
+    private static String what(int pid, int tid) {
+        return "CUDA restore thread " + tid + " of pid " + pid;
+    }
+
+    private static void ptrace(int request, int pid, int tid, long addr, MemorySegment data, String step) {
+        libc_h.Result r = libc_h.ptrace(request, tid, MemorySegment.ofAddress(addr), data);
+        if (r.failed()) {
+            throw new CriuException(r.errno() == libc_h.ESRCH ? Errno.ESRCH : Errno.EIO,
+                    what(pid, tid) + ": " + step + " failed: " + libc_h.errnoName(r.errno()));
+        }
+    }
+
+    public static Woken wake(int pid, int tid) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment mask = arena.allocate(JAVA_LONG);
+            ptrace(libc_h.PTRACE_GETSIGMASK, pid, tid, libc_h.KERNEL_SIGSET_SIZE, mask, "PTRACE_GETSIGMASK");
+            long saved = mask.get(JAVA_LONG, 0);
+            MemorySegment block = arena.allocate(JAVA_LONG);
+            block.set(JAVA_LONG, 0, ALL_BUT_SIGTRAP);
+            ptrace(libc_h.PTRACE_SETSIGMASK, pid, tid, libc_h.KERNEL_SIGSET_SIZE, block, "blocking its signals");
+            try {
+                ptrace(libc_h.PTRACE_SETOPTIONS, pid, tid, 0, MemorySegment.NULL, "clearing ptrace options");
+                try {
+                    ptrace(libc_h.PTRACE_CONT, pid, tid, 0, MemorySegment.NULL, "PTRACE_CONT");
+                } catch (CriuException e) {
+                    libc_h.ptrace(libc_h.PTRACE_SETOPTIONS, tid, MemorySegment.NULL, MemorySegment.ofAddress(CRIU_OPTIONS));
+                    throw e;
+                }
+            } catch (CriuException e) {
+                libc_h.ptrace(libc_h.PTRACE_SETSIGMASK, tid, MemorySegment.ofAddress(libc_h.KERNEL_SIGSET_SIZE), mask);
+                throw e;
+            }
+            return new Woken(pid, tid, saved);
+        }
+    }
+
+    public static void restop(Woken w) {
+        try (Arena arena = Arena.ofConfined()) {
+            ptrace(libc_h.PTRACE_INTERRUPT, w.pid(), w.tid(), 0, MemorySegment.NULL, "PTRACE_INTERRUPT");
+            MemorySegment status = arena.allocate(JAVA_INT);
+            while (true) {
+                libc_h.Result r = libc_h.waitpid(w.tid(), status, libc_h.WALL);
+                if (r.failed() && r.errno() == libc_h.EINTR) continue;
+                if (r.failed()) {
+                    throw new CriuException(Errno.ESRCH, what(w.pid(), w.tid()) + ": waiting for its stop failed: "
+                            + libc_h.errnoName(r.errno()));
+                }
+                int s = status.get(JAVA_INT, 0);
+                if (!libc_h.WIFSTOPPED(s)) {
+                    throw new CriuException(Errno.ESRCH, what(w.pid(), w.tid()) + " ended (wait status 0x"
+                            + Integer.toHexString(s) + ") instead of stopping");
+                }
+                if (libc_h.ptraceEvent(s) == libc_h.PTRACE_EVENT_STOP) break;
+                // Any other stop (a signal-delivery stop cannot happen with all but SIGTRAP blocked, but be safe):
+                // suppress it and keep waiting for our interrupt's stop.
+                ptrace(libc_h.PTRACE_CONT, w.pid(), w.tid(), 0, MemorySegment.NULL, "continuing past an unexpected stop");
+            }
+            ptrace(libc_h.PTRACE_SETOPTIONS, w.pid(), w.tid(), 0, MemorySegment.ofAddress(CRIU_OPTIONS),
+                    "restoring criu's ptrace options");
+            MemorySegment mask = arena.allocate(JAVA_LONG);
+            mask.set(JAVA_LONG, 0, w.savedMask());
+            ptrace(libc_h.PTRACE_SETSIGMASK, w.pid(), w.tid(), libc_h.KERNEL_SIGSET_SIZE, mask, "restoring its signal mask");
+        }
+    }
+}

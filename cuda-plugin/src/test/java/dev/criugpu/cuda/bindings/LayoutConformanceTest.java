@@ -1,0 +1,151 @@
+package dev.criugpu.cuda.bindings;
+
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Compiles a C probe against the real cuda.h and linux/ptrace.h and compares every size and offset we bind. */
+class LayoutConformanceTest {
+    static final Path CUDA_H = Path.of("/usr/local/cuda-13.0/include/cuda.h");
+    static Map<String, Long> c = new HashMap<>();
+
+    @BeforeAll
+    static void probe(@TempDir Path dir) throws IOException, InterruptedException {
+        Assumptions.assumeTrue(Files.isRegularFile(CUDA_H), "skipped: " + CUDA_H + " is absent (install the CUDA 13.0 toolkit headers)");
+        Path src = dir.resolve("probe.c");
+        Files.writeString(src, """
+                #include <stdio.h>
+                #include <stddef.h>
+                #include <signal.h>
+                #include <sys/wait.h>
+                #include <sys/prctl.h>
+                #include <linux/ptrace.h>
+                #include <cuda.h>
+                #define S(t) printf("sizeof %s %zu\\n", #t, sizeof(t))
+                #define O(t, f) printf("offsetof %s.%s %zu\\n", #t, #f, offsetof(t, f))
+                #define V(n) printf("value %s %ld\\n", #n, (long)(n))
+                int main(void) {
+                    S(CUuuid); O(CUuuid, bytes);
+                    S(CUcheckpointLockArgs); O(CUcheckpointLockArgs, timeoutMs); O(CUcheckpointLockArgs, reserved0);
+                    O(CUcheckpointLockArgs, reserved1);
+                    S(CUcheckpointCheckpointArgs); O(CUcheckpointCheckpointArgs, reserved);
+                    S(CUcheckpointGpuPair); O(CUcheckpointGpuPair, oldUuid); O(CUcheckpointGpuPair, newUuid);
+                    S(CUcheckpointRestoreArgs); O(CUcheckpointRestoreArgs, gpuPairs); O(CUcheckpointRestoreArgs, gpuPairsCount);
+                    O(CUcheckpointRestoreArgs, reserved); O(CUcheckpointRestoreArgs, reserved1);
+                    S(CUcheckpointUnlockArgs); O(CUcheckpointUnlockArgs, reserved);
+                    S(CUprocessState);
+                    V(CU_PROCESS_STATE_RUNNING); V(CU_PROCESS_STATE_LOCKED); V(CU_PROCESS_STATE_CHECKPOINTED); V(CU_PROCESS_STATE_FAILED);
+                    V(CUDA_SUCCESS); V(CUDA_ERROR_INVALID_VALUE); V(CUDA_ERROR_NOT_INITIALIZED); V(CUDA_ERROR_NO_DEVICE);
+                    V(CUDA_ERROR_ILLEGAL_STATE); V(CUDA_ERROR_NOT_FOUND); V(CUDA_ERROR_NOT_READY); V(CUDA_ERROR_NOT_PERMITTED);
+                    V(CUDA_ERROR_NOT_SUPPORTED); V(CUDA_ERROR_TIMEOUT);
+                    V(PTRACE_CONT); V(PTRACE_SETOPTIONS); V(PTRACE_INTERRUPT); V(PTRACE_GETSIGMASK); V(PTRACE_SETSIGMASK);
+                    V(PTRACE_O_TRACESYSGOOD); V(PTRACE_O_SUSPEND_SECCOMP); V(PTRACE_EVENT_STOP); V(__WALL); V(SIGTRAP);
+                    V(PR_GET_CHILD_SUBREAPER);
+                    return 0;
+                }
+                """);
+        Path exe = dir.resolve("probe");
+        Process gcc = new ProcessBuilder("gcc", "-I", CUDA_H.getParent().toString(), "-o", exe.toString(), src.toString())
+                .redirectErrorStream(true).start();
+        String gccOut = new String(gcc.getInputStream().readAllBytes());
+        assertTrue(gcc.waitFor(60, TimeUnit.SECONDS) && gcc.exitValue() == 0, "gcc failed:\n" + gccOut);
+        Process run = new ProcessBuilder(exe.toString()).start();
+        for (String line : new String(run.getInputStream().readAllBytes()).split("\n")) {
+            String[] f = line.split(" ");
+            c.put(f[0] + " " + f[1], Long.parseLong(f[2]));
+        }
+        assertEquals(0, run.waitFor());
+    }
+
+    private static long size(String t) {
+        return c.get("sizeof " + t);
+    }
+
+    private static long off(String t, String f) {
+        return c.get("offsetof " + t + "." + f);
+    }
+
+    private static long value(String n) {
+        return c.get("value " + n);
+    }
+
+    @Test
+    void uuid() {
+        assertEquals(size("CUuuid"), CUuuid.sizeof());
+        assertEquals(off("CUuuid", "bytes"), CUuuid.offsetOf("bytes"));
+    }
+
+    @Test
+    void lockArgs() {
+        assertEquals(64, size("CUcheckpointLockArgs"));
+        assertEquals(size("CUcheckpointLockArgs"), CUcheckpointLockArgs.sizeof());
+        for (String f : new String[] {"timeoutMs", "reserved0", "reserved1"}) {
+            assertEquals(off("CUcheckpointLockArgs", f), CUcheckpointLockArgs.offsetOf(f), f);
+        }
+    }
+
+    @Test
+    void checkpointAndUnlockArgs() {
+        assertEquals(size("CUcheckpointCheckpointArgs"), CUcheckpointCheckpointArgs.sizeof());
+        assertEquals(off("CUcheckpointCheckpointArgs", "reserved"), CUcheckpointCheckpointArgs.offsetOf("reserved"));
+        assertEquals(size("CUcheckpointUnlockArgs"), CUcheckpointUnlockArgs.sizeof());
+        assertEquals(off("CUcheckpointUnlockArgs", "reserved"), CUcheckpointUnlockArgs.offsetOf("reserved"));
+    }
+
+    @Test
+    void gpuPairAndRestoreArgs() {
+        assertEquals(size("CUcheckpointGpuPair"), CUcheckpointGpuPair.sizeof());
+        assertEquals(off("CUcheckpointGpuPair", "oldUuid"), CUcheckpointGpuPair.offsetOf("oldUuid"));
+        assertEquals(off("CUcheckpointGpuPair", "newUuid"), CUcheckpointGpuPair.offsetOf("newUuid"));
+        assertEquals(64, size("CUcheckpointRestoreArgs"));
+        assertEquals(size("CUcheckpointRestoreArgs"), CUcheckpointRestoreArgs.sizeof());
+        for (String f : new String[] {"gpuPairs", "gpuPairsCount", "reserved", "reserved1"}) {
+            assertEquals(off("CUcheckpointRestoreArgs", f), CUcheckpointRestoreArgs.offsetOf(f), f);
+        }
+    }
+
+    @Test
+    void enumsAndResultCodes() {
+        assertEquals(4, size("CUprocessState"));
+        assertEquals(value("CU_PROCESS_STATE_RUNNING"), CUprocessState.CU_PROCESS_STATE_RUNNING);
+        assertEquals(value("CU_PROCESS_STATE_LOCKED"), CUprocessState.CU_PROCESS_STATE_LOCKED);
+        assertEquals(value("CU_PROCESS_STATE_CHECKPOINTED"), CUprocessState.CU_PROCESS_STATE_CHECKPOINTED);
+        assertEquals(value("CU_PROCESS_STATE_FAILED"), CUprocessState.CU_PROCESS_STATE_FAILED);
+        assertEquals(value("CUDA_SUCCESS"), cuda_h.CUDA_SUCCESS);
+        assertEquals(value("CUDA_ERROR_INVALID_VALUE"), cuda_h.CUDA_ERROR_INVALID_VALUE);
+        assertEquals(value("CUDA_ERROR_NOT_INITIALIZED"), cuda_h.CUDA_ERROR_NOT_INITIALIZED);
+        assertEquals(value("CUDA_ERROR_NO_DEVICE"), cuda_h.CUDA_ERROR_NO_DEVICE);
+        assertEquals(value("CUDA_ERROR_ILLEGAL_STATE"), cuda_h.CUDA_ERROR_ILLEGAL_STATE);
+        assertEquals(value("CUDA_ERROR_NOT_FOUND"), cuda_h.CUDA_ERROR_NOT_FOUND);
+        assertEquals(value("CUDA_ERROR_NOT_READY"), cuda_h.CUDA_ERROR_NOT_READY);
+        assertEquals(value("CUDA_ERROR_NOT_PERMITTED"), cuda_h.CUDA_ERROR_NOT_PERMITTED);
+        assertEquals(value("CUDA_ERROR_NOT_SUPPORTED"), cuda_h.CUDA_ERROR_NOT_SUPPORTED);
+        assertEquals(value("CUDA_ERROR_TIMEOUT"), cuda_h.CUDA_ERROR_TIMEOUT);
+    }
+
+    @Test
+    void ptraceNumbers() {
+        assertEquals(value("PTRACE_CONT"), libc_h.PTRACE_CONT);
+        assertEquals(value("PTRACE_SETOPTIONS"), libc_h.PTRACE_SETOPTIONS);
+        assertEquals(value("PTRACE_INTERRUPT"), libc_h.PTRACE_INTERRUPT);
+        assertEquals(value("PTRACE_GETSIGMASK"), libc_h.PTRACE_GETSIGMASK);
+        assertEquals(value("PTRACE_SETSIGMASK"), libc_h.PTRACE_SETSIGMASK);
+        assertEquals(value("PTRACE_O_TRACESYSGOOD"), libc_h.PTRACE_O_TRACESYSGOOD);
+        assertEquals(value("PTRACE_O_SUSPEND_SECCOMP"), libc_h.PTRACE_O_SUSPEND_SECCOMP);
+        assertEquals(value("PTRACE_EVENT_STOP"), libc_h.PTRACE_EVENT_STOP);
+        assertEquals(value("__WALL"), libc_h.WALL);
+        assertEquals(value("SIGTRAP"), libc_h.SIGTRAP);
+        assertEquals(value("PR_GET_CHILD_SUBREAPER"), libc_h.PR_GET_CHILD_SUBREAPER);
+    }
+}

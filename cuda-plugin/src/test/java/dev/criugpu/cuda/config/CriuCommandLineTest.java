@@ -1,0 +1,69 @@
+package dev.criugpu.cuda.config;
+
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class CriuCommandLineTest {
+    static CriuCommandLine p(String... argv) {
+        return CriuCommandLine.parse(List.of(argv));
+    }
+
+    @Test
+    void defaults() {
+        CriuCommandLine c = p("criu", "dump", "-t", "42", "-D", "/img");
+        assertFalse(c.treeSurvivesDump());
+        assertEquals(10, c.timeoutOrDefault());
+        assertFalse(c.rpc());
+    }
+
+    @Test
+    void timeoutForms() {
+        assertEquals(30, p("criu", "dump", "--timeout", "30", "-t", "1").timeoutOrDefault());
+        assertEquals(5, p("criu", "dump", "--timeout=5").timeoutOrDefault());
+        assertEquals(7, p("criu", "dump", "--time", "7").timeoutOrDefault());
+        assertEquals(0, p("criu", "dump", "--timeout", "0").timeoutOrDefault());
+        var e = assertThrows(IllegalArgumentException.class, () -> p("criu", "dump", "--timeout", "soon"));
+        assertEquals("criu --timeout 'soon' is not a number of seconds", e.getMessage());
+    }
+
+    @Test
+    void leaveRunningAndStoppedInEveryForm() {
+        assertTrue(p("criu", "dump", "-R", "-t", "1").leaveRunning());
+        assertTrue(p("criu", "dump", "-Rv4").leaveRunning());
+        assertTrue(p("criu", "dump", "--leave-running").leaveRunning());
+        assertTrue(p("criu", "dump", "--leave-r").leaveRunning());
+        assertTrue(p("criu", "dump", "-s").treeSurvivesDump());
+        assertTrue(p("criu", "dump", "--leave-stopped").leaveStopped());
+    }
+
+    @Test
+    void optionValuesAreNotOptions() {
+        // -v's optional argument is attached: "-v4R" is verbosity "4R", not -R
+        assertFalse(p("criu", "dump", "-v4R").leaveRunning());
+        // -t takes the next word; -D's attached value "R" is a directory
+        assertFalse(p("criu", "dump", "-DR", "-t", "1").leaveRunning());
+        assertFalse(p("criu", "dump", "--images-dir", "-R").leaveRunning());
+        assertFalse(p("criu", "dump", "-o", "-R").leaveRunning());
+        // the ambiguous prefix "--leave" is neither
+        assertFalse(p("criu", "dump", "--leave").treeSurvivesDump());
+    }
+
+    @Test
+    void rpcWorkers() {
+        assertTrue(p("criu", "swrk", "3").rpc());
+        assertTrue(p("/usr/sbin/criu", "service", "--address", "/run/criu.sock").rpc());
+    }
+
+    @Test
+    void splitsProcCmdline() {
+        byte[] raw = "criu\0dump\0-R\0".getBytes(StandardCharsets.UTF_8);
+        assertEquals(List.of("criu", "dump", "-R"), CriuCommandLine.split(raw));
+    }
+}

@@ -1,0 +1,89 @@
+package dev.criugpu.cuda.ptrace;
+
+import dev.criugpu.cuda.bindings.libc_h;
+import dev.criugpu.cuda.proc.Procs;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The wake / re-stop dance on a real process that this test thread seizes the way criu does (PTRACE_SEIZE,
+ * PTRACE_INTERRUPT, criu's options): the thread must run while woken and be back in a ptrace stop with its own
+ * signal mask and criu's options afterwards.
+ */
+class RestoreThreadsTest {
+    static final int PTRACE_SEIZE = 0x4206;
+    static final int PTRACE_DETACH = 17;
+    static final long SIGUSR1_BIT = 1L << (10 - 1);
+
+    static long sigBlk(int pid) throws Exception {
+        for (String l : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+            if (l.startsWith("SigBlk:")) return Long.parseUnsignedLong(l.substring(7).trim(), 16);
+        }
+        throw new AssertionError("no SigBlk");
+    }
+
+    static void waitStop(int pid, Arena arena) {
+        MemorySegment status = arena.allocate(JAVA_INT);
+        libc_h.Result r = libc_h.waitpid(pid, status, libc_h.WALL);
+        assertFalse(r.failed(), "waitpid: " + r.errno());
+        assertTrue(libc_h.WIFSTOPPED(status.get(JAVA_INT, 0)));
+    }
+
+    /**
+     * A process that is not this JVM's child: the JVM's reaper thread waits on its own children and would swallow
+     * the ptrace stops the test waits for (criu's tracees are never the JVM's children).
+     */
+    static int orphanSleeper() throws Exception {
+        Process sh = new ProcessBuilder("/bin/sh", "-c", "sleep 120 </dev/null >/dev/null 2>&1 & echo $!").start();
+        int pid = Integer.parseInt(new String(sh.getInputStream().readAllBytes()).trim());
+        assertEquals(0, sh.waitFor());
+        return pid;
+    }
+
+    @Test
+    @Timeout(value = 30, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void wakeLetsItRunAndRestopPutsEverythingBack() throws Exception {
+        int pid = orphanSleeper();
+        try (Arena arena = Arena.ofConfined()) {
+            long criuOptions = libc_h.PTRACE_O_SUSPEND_SECCOMP | libc_h.PTRACE_O_TRACESYSGOOD;
+            libc_h.Result seize = libc_h.ptrace(PTRACE_SEIZE, pid, MemorySegment.NULL, MemorySegment.ofAddress(criuOptions));
+            Assumptions.assumeFalse(seize.failed(), "skipped: this sandbox refuses PTRACE_SEIZE with criu's options (errno "
+                    + seize.errno() + ")");
+            assertFalse(libc_h.ptrace(libc_h.PTRACE_INTERRUPT, pid, MemorySegment.NULL, MemorySegment.NULL).failed());
+            waitStop(pid, arena);
+            MemorySegment mask = arena.allocate(JAVA_LONG);
+            mask.set(JAVA_LONG, 0, SIGUSR1_BIT);
+            assertFalse(libc_h.ptrace(libc_h.PTRACE_SETSIGMASK, pid, MemorySegment.ofAddress(8), mask).failed());
+            assertEquals('t', Procs.stat(pid).orElseThrow().state());
+
+            RestoreThreads.Woken w = RestoreThreads.wake(pid, pid);
+            assertEquals(SIGUSR1_BIT, w.savedMask());
+            long blockedWhileAwake = sigBlk(pid);
+            long unblockable = (1L << (libc_h.SIGTRAP - 1)) | (1L << (9 - 1)) | (1L << (19 - 1));
+            assertEquals(~unblockable, blockedWhileAwake, Long.toHexString(blockedWhileAwake));
+            // a second PTRACE_INTERRUPT-free ptrace request fails with ESRCH only while the tracee runs
+            libc_h.Result probe = libc_h.ptrace(libc_h.PTRACE_GETSIGMASK, pid, MemorySegment.ofAddress(8), mask);
+            assertTrue(probe.failed() && probe.errno() == libc_h.ESRCH, "the woken thread must be running");
+
+            RestoreThreads.restop(w);
+            assertEquals('t', Procs.stat(pid).orElseThrow().state());
+            assertEquals(SIGUSR1_BIT, sigBlk(pid));
+            assertFalse(Files.readString(Path.of("/proc/" + pid + "/status")).contains("TracerPid:\t0\n"), "still traced by us");
+            libc_h.ptrace(PTRACE_DETACH, pid, MemorySegment.NULL, MemorySegment.NULL);
+        } finally {
+            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+        }
+    }
+}
