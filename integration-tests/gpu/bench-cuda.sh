@@ -21,7 +21,7 @@ mkdir -p "$2"
 init_results "$(readlink -f "$2")"
 SIZES="${BENCH_SIZES_MIB-64 8192 32768}"   # set but empty: no single-process rows
 TREE_MIB="${BENCH_TREE_MIB:-8192}"
-FLOWS="${BENCH_FLOWS:-plugin manual}"
+FLOWS="${BENCH_FLOWS:-manual plugin}"
 TABLE="$OUT_DIR/bench.md"
 
 unpack_bundle "$bundle" || { echo "cannot unpack $bundle" >&2; exit 1; }
@@ -34,7 +34,7 @@ plugin_ms() { grep -oE "CUDA $2 in [0-9]+ ms" "$1" 2>/dev/null | awk '{s += $4} 
 # bench_cycle FLOW LABEL CHILDREN MIB [VAR=VALUE for criu]: one dump+restore cycle, one table row
 bench_cycle() {
     local flow="$1" label="$2" children="$3" mib="$4" envs="${5:-}" name ok=yes d_total r_total lk ck
-    name="bench-$(tr -c 'a-zA-Z0-9\n' '-' <<<"$label" | tr -s '-')"
+    name="bench-$flow-$(tr -c 'a-zA-Z0-9\n' '-' <<<"$label${envs:+ $envs}" | tr -s '-')"
     name="${name%-}"
     COUNTER_MIB="$mib"
     T_SUSPEND=0 T_DUMP=0 T_RESTORE=0 T_RESUME=0

@@ -31,6 +31,17 @@ expect_running() {
     done
 }
 
+# await_running NAME SECONDS PID...: bounded poll until every pid is RUNNING (for work criu lets happen after it exits)
+await_running() {
+    local name="$1" secs="$2" deadline
+    shift 2
+    deadline=$(($(date +%s) + secs))
+    until expect_running "$name" "$@"; do
+        (($(date +%s) < deadline)) || return 1
+        sleep 0.1
+    done
+}
+
 # keeps_working NAME [TICKS]: every tag ticks TICKS (default 5) more times, the pattern verifies, state RUNNING
 keeps_working() {
     local name="$1" more="${2:-5}" tag last
@@ -242,9 +253,13 @@ dump_fails_then_running() {
         fail "$name" "dump failed before the checkpoint (no /$CHECKPOINTED_PATTERN/ in dump.log): $(first_error "$LOGS/$name.dump.log")"
         kill_all "$ROOT"; return 1
     fi
-    if ! expect_running "$name" "$ROOT" || ! keeps_working "$name"; then
+    # a failed dump returns the tasks before criu exits; after a post-dump script failure criu resumes the tree
+    # only after the plugin's exit hook, so the plugin's guardian returns them once criu is gone (AWAIT_SECS)
+    if ! await_running "$name" "${AWAIT_SECS:-0}" "$ROOT" || ! keeps_working "$name"; then
+        cp "$img/cuda-plugin-guard.log" "$LOGS/$name.guard.log" 2>/dev/null || true
         fail "$name" "after a failed dump ($what): $CKPT_WHY"; kill_all "$ROOT"; return 1
     fi
+    cp "$img/cuda-plugin-guard.log" "$LOGS/$name.guard.log" 2>/dev/null || true
     stop_counter "$PLOG" "$ROOT" p || { fail "$name" "no clean exit"; kill_all "$ROOT"; return 1; }
     reap_dumped "$ROOT"
     pass "$name"
@@ -255,7 +270,7 @@ case_fail_post_dump_script() {
     local name="$1" script="$E2E_ROOT/fail-post-dump.sh"
     printf '#!/bin/sh\n[ "$CRTOOLS_SCRIPT_ACTION" = post-dump ] && exit 1\nexit 0\n' >"$script"
     chmod 755 "$script"
-    dump_fails_then_running "$name" "a failing post-dump action script" "$IMG_ROOT/$name" --action-script "$script"
+    AWAIT_SECS=30 dump_fails_then_running "$name" "a failing post-dump action script" "$IMG_ROOT/$name" --action-script "$script"
     rm -rf "$IMG_ROOT/$name"
 }
 

@@ -1,0 +1,132 @@
+package dev.criugpu.it;
+
+import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.model.Capability;
+import org.testcontainers.DockerClientFactory;
+import org.testcontainers.containers.BindMode;
+import org.testcontainers.containers.Container;
+import org.testcontainers.containers.GenericContainer;
+import org.testcontainers.images.builder.Transferable;
+import org.testcontainers.utility.DockerImageName;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * A long-running container of one criu image, set up so criu can dump and restore inside it: all capabilities but
+ * CAP_SYS_RESOURCE (which this sandbox lacks, so --privileged fails), no seccomp/apparmor, /proc/sys writable
+ * (ns_last_pid), and an init (tini) as pid 1 that reaps the processes criu kills after a dump, so their pids are
+ * free for the restore.
+ *
+ * Mounted read-only: the test workloads at {@link #WORKLOADS}, and when a plugin dir is given, that dir at
+ * {@link #PLUGIN_DIR} and the JDK its criu-gpu.cfg names at the same path as on the host.
+ */
+public final class CriuContainer implements AutoCloseable {
+    public static final String PLUGIN_DIR = "/opt/criu-lib";
+    public static final String WORKLOADS = "/opt/workloads";
+
+    private final GenericContainer<?> container;
+    public final CriuImage image;
+
+    private CriuContainer(CriuImage image, PluginDir plugins) {
+        this.image = image;
+        requireImage(image);
+        Path workloads = Path.of(System.getProperty("criugpu.workloads.dir", "target/workloads")).toAbsolutePath();
+        if (!Files.isExecutable(workloads.resolve("counter"))) {
+            throw new AssertionError("test workloads missing in " + workloads
+                    + " (the pre-integration-test phase builds them: src/test/c/build-workloads.sh)");
+        }
+        GenericContainer<?> c = new GenericContainer<>(DockerImageName.parse(image.tag))
+                .withCommand("sleep", "infinity")
+                .withFileSystemBind(workloads.toString(), WORKLOADS, BindMode.READ_ONLY)
+                .withCreateContainerCmdModifier(cmd -> cmd.getHostConfig()
+                        .withCapAdd(Capability.ALL)
+                        .withCapDrop(Capability.SYS_RESOURCE)
+                        .withSecurityOpts(List.of("seccomp=unconfined", "apparmor=unconfined"))
+                        .withInit(true));
+        if (plugins != null) {
+            String jdk = plugins.javaHome().toString();
+            c = c.withFileSystemBind(plugins.dir().toString(), PLUGIN_DIR, BindMode.READ_ONLY)
+                    .withFileSystemBind(jdk, jdk, BindMode.READ_ONLY);
+        }
+        this.container = c;
+        container.start();
+        // Docker mounts /proc/sys read-only (the API has no systempaths=unconfined); tests write ns_last_pid.
+        sh("mount -o remount,rw /proc/sys").orFail();
+    }
+
+    /** A started container with criu and the workloads, no plugins. */
+    public static CriuContainer start(CriuImage image) {
+        return new CriuContainer(image, null);
+    }
+
+    /** A started container with the plugin dir (and its JDK) mounted. */
+    public static CriuContainer startWithPlugins(CriuImage image, PluginDir plugins) {
+        return new CriuContainer(image, plugins);
+    }
+
+    private static void requireImage(CriuImage image) {
+        try {
+            DockerClientFactory.instance().client().inspectImageCmd(image.tag).exec();
+        } catch (NotFoundException e) {
+            throw new AssertionError("docker image " + image.tag + " is missing: run integration-tests/criu-image/build.sh");
+        }
+    }
+
+    /** Runs argv in the container (no shell) and waits for it. */
+    public CommandResult exec(String... argv) {
+        try {
+            Container.ExecResult r = container.execInContainer(StandardCharsets.UTF_8, argv);
+            return new CommandResult(String.join(" ", argv), r.getExitCode(), r.getStdout(), r.getStderr());
+        } catch (IOException e) {
+            throw new AssertionError("cannot exec " + String.join(" ", argv) + " in " + image.tag, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted running " + String.join(" ", argv), e);
+        }
+    }
+
+    /** Runs a /bin/sh script in the container and waits for it. */
+    public CommandResult sh(String script) {
+        CommandResult r = exec("sh", "-c", script);
+        return new CommandResult(script, r.exitCode(), r.stdout(), r.stderr());
+    }
+
+    public byte[] readBytes(String path) {
+        try {
+            return container.copyFileFromContainer(path, in -> in.readAllBytes());
+        } catch (Exception e) {
+            throw new AssertionError("cannot read " + path + " from " + image.tag, e);
+        }
+    }
+
+    public String readFile(String path) {
+        return new String(readBytes(path), StandardCharsets.UTF_8);
+    }
+
+    /** The file's text, or "" when it does not exist (e.g. a log criu never got to write). */
+    public String readFileIfExists(String path) {
+        return fileExists(path) ? readFile(path) : "";
+    }
+
+    public boolean fileExists(String path) {
+        return exec("test", "-e", path).succeeded();
+    }
+
+    public void writeFile(String path, String content, int mode) {
+        container.copyFileToContainer(Transferable.of(content.getBytes(StandardCharsets.UTF_8), mode), path);
+    }
+
+    /** Whether a process (running or zombie) holds this pid in the container's pid namespace. */
+    public boolean pidInUse(int pid) {
+        return exec("test", "-d", "/proc/" + pid).succeeded();
+    }
+
+    @Override
+    public void close() {
+        container.stop();
+    }
+}
