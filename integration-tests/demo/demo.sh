@@ -1,14 +1,28 @@
 #!/usr/bin/env bash
 # A real criu dump + restore with our plugins, narrated. Run from the repo root after `mvn -B install`:
 #   integration-tests/demo/demo.sh
-# With docker (and no GPU) it checkpoints a counting process inside the criu 4.2.1 container, CPU only: the
-# plugins load, see there is no GPU state, and stay out of the way. CRIU_GPU_PLUGIN_FORCE=1 makes them run
-# their Java side anyway. On a CUDA host the GPU end-to-end script (integration-tests/gpu/) is the CUDA demo.
+# On an NVIDIA host with the GPU bundle (integration-tests/gpu/build-bundle.sh, made on a build machine) it
+# checkpoints and restores a CUDA program whose device memory holds a pattern and a counter, and shows what the
+# CUDA plugin did. Otherwise, with docker, it checkpoints a counting process inside the criu 4.2.1 container, CPU
+# only: the plugins load, see there is no GPU state, and stay out of the way (CRIU_GPU_PLUGIN_FORCE=1 makes them
+# run their Java side anyway).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 lib="$root/native/target/criu-lib"
 image=criu-java-gpu/criu:4.2.1
 say() { printf '\n== %s\n' "$*"; }
+
+if [[ -d /proc/driver/nvidia/gpus && -f "$root/.gpu-bundle/criu.tar.xz" ]]; then
+    out=${DEMO_OUT:-/tmp/criu-gpu-demo}
+    say "NVIDIA GPU found: CUDA demo with the bundle in $root/.gpu-bundle (logs: $out)"
+    rc=0
+    E2E_CASES=counter E2E_KEEP_LOG_DIR=1 bash "$root/integration-tests/gpu/run-e2e.sh" "$root/.gpu-bundle" "$out" || rc=$?
+    say "what the CUDA plugin wrote into criu's logs"
+    grep -hE 'cuda_plugin: (enabled|using|pid|GPU|[0-9]+ CUDA)' "$out"/logs/cuda-counter.dump.log "$out"/logs/cuda-counter.restore.log | sed 's/^/  /'
+    say "the program's own view (device counter and pattern check)"
+    grep -E 'ready|verify|tick' "$out"/logs/cuda-counter.program.log | sed -n '1p;$p' | sed 's/^/  /'
+    exit "$rc"
+fi
 
 [[ -x "$lib/bin/criu-gpu" ]] || { echo "demo: $lib is missing: run 'mvn -B install' first" >&2; exit 1; }
 say "criu-gpu doctor (this host)"
