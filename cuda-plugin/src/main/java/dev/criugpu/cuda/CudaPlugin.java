@@ -117,8 +117,14 @@ public final class CudaPlugin implements CriuPlugin {
             var records = CudaTaskImages.readAll(dir);
             restore = new RestoreSession(backend, records, treePids(dir),
                     services.inventoryClaim() == InventoryClaim.LEGACY, presentGpus(config.treatAbsent()),
-                    config.deviceMap(), config.parallel());
+                    presentGpus(Set.of()), config.deviceMap(), config.parallel());
             log.info("{} CUDA task record(s) in {}", records.size(), dir);
+            // refused here, before criu creates any task, rather than in RESUME_DEVICES_LATE, whose errors criu
+            // ignores: the images stay as they are and a restore with another map can follow
+            restore.blockingError().ifPresent(why -> {
+                restore = null;
+                throw new CriuException(Errno.ENODEV, "CUDA restore refused, nothing was restored: " + why);
+            });
             return 0;
         } catch (ImageException e) {
             throw new CriuException(Errno.EIO, e.getMessage());

@@ -12,16 +12,21 @@ final class CudaTask {
     final int restoreTid;
     final CudaState initial;
     final List<GpuInfo> gpus;
+    final List<GpuInfo> visible;
+    /** MiB it held on each GPU when locked, from nvidia-smi; empty when unknown. */
+    volatile java.util.Map<dev.criugpu.cuda.gpu.GpuUuid, Long> usedMib = java.util.Map.of();
     final long startTime;
     volatile CudaState current;
     boolean checkpointStarted;
 
-    CudaTask(int pid, int nsPid, int restoreTid, CudaState initial, List<GpuInfo> gpus, long startTime) {
+    CudaTask(int pid, int nsPid, int restoreTid, CudaState initial, List<GpuInfo> gpus, List<GpuInfo> visible,
+             long startTime) {
         this.pid = pid;
         this.nsPid = nsPid;
         this.restoreTid = restoreTid;
         this.initial = initial;
         this.gpus = List.copyOf(gpus);
+        this.visible = List.copyOf(visible);
         this.startTime = startTime;
         this.current = initial;
     }

@@ -7,6 +7,7 @@ import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
 import dev.criugpu.cuda.backend.DriverBackend;
 import dev.criugpu.cuda.gpu.GpuInfo;
+import dev.criugpu.cuda.gpu.GpuMemory;
 import dev.criugpu.cuda.gpu.TaskGpus;
 import dev.criugpu.cuda.guard.GuardianLauncher;
 import dev.criugpu.cuda.image.CudaGpuEntry;
@@ -50,6 +51,7 @@ final class DumpSession {
     private final Set<Integer> withoutCuda = new HashSet<>();
     private final List<RestoreThreads.Woken> woken = new ArrayList<>();
     private boolean inventoryAdded;
+    private boolean memoryRecorded;
 
     DumpSession(CriuServices services, CudaBackend backend, int lockTimeoutMs, List<GpuInfo> presentGpus,
                 boolean parallel, boolean guard) {
@@ -96,8 +98,9 @@ final class DumpSession {
                     + "restore broke it); it cannot be dumped");
         }
         List<GpuInfo> gpus = state == CudaState.CHECKPOINTED ? List.of() : gpusOf(pid);
+        List<GpuInfo> visible = gpus.isEmpty() ? List.of() : TaskGpus.visible(pid, presentGpus, gpus);
         long start = Procs.stat(pid).map(Procs.Stat::startTime).orElse(0L);
-        CudaTask task = new CudaTask(pid, Procs.innermostPid(pid), tid.getAsInt(), state, gpus, start);
+        CudaTask task = new CudaTask(pid, Procs.innermostPid(pid), tid.getAsInt(), state, gpus, visible, start);
         if (Transitions.needsLock(state)) {
             lock(task);
         } else {
@@ -154,6 +157,7 @@ final class DumpSession {
         CudaTask task = tasks.get(pid);
         if (task == null) return notPaused(pid);
         if (task.checkpointStarted) return 0;
+        if (!memoryRecorded) recordMemory();
         task.checkpointStarted = true;
         try {
             if (Transitions.needsCheckpoint(task.initial)) {
@@ -172,6 +176,20 @@ final class DumpSession {
             throw e;
         }
         return 0;
+    }
+
+    /**
+     * Once, when every CUDA task is locked and none checkpointed yet: the device memory each holds, so a restore can
+     * tell beforehand whether its target GPUs have room.
+     */
+    private void recordMemory() {
+        memoryRecorded = true;
+        if (tasks.values().stream().allMatch(t -> t.gpus.isEmpty())) return;
+        long t0 = System.nanoTime();
+        GpuMemory.usedByPid().ifPresent(used -> {
+            for (CudaTask t : tasks.values()) t.usedMib = used.getOrDefault(t.pid, Map.of());
+            log.debug("GPU memory of the CUDA tasks read in {} ms", (System.nanoTime() - t0) / 1_000_000);
+        });
     }
 
     private int notPaused(int pid) {
@@ -211,9 +229,14 @@ final class DumpSession {
                 .setBackend(backend.name());
         if (backend instanceof DriverBackend d) b.setDriverApi(d.apiVersion());
         for (GpuInfo g : task.gpus) {
-            b.addGpus(CudaGpuEntry.newBuilder().setUuid(g.uuid().text()).setModel(g.model()).setMinor(g.minor()));
+            b.addGpus(entry(g).setUsedMib(task.usedMib.getOrDefault(g.uuid(), 0L)));
         }
+        for (GpuInfo g : task.visible) b.addVisible(entry(g));
         CudaTaskImages.write(dir, b.build());
+    }
+
+    private static CudaGpuEntry.Builder entry(GpuInfo g) {
+        return CudaGpuEntry.newBuilder().setUuid(g.uuid().text()).setModel(g.model()).setMinor(g.minor());
     }
 
     private boolean allCheckpointsStarted() {

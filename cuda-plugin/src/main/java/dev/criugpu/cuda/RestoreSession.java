@@ -44,6 +44,7 @@ final class RestoreSession {
     private final List<RestoreThreads.Woken> woken = new ArrayList<>();
     private final GpuMapping mapping;
     private final String planError;
+    private final List<GpuUuid> hostGpus;
 
     /**
      * @param records our per-task records from the images directory
@@ -51,10 +52,11 @@ final class RestoreSession {
      * @param legacy the image predates the inventory plugins list and has no records: find CUDA tasks by asking
      */
     RestoreSession(CudaBackend backend, List<CudaTaskEntry> records, Set<Integer> treePids, boolean legacy,
-                   List<GpuInfo> present, Map<GpuUuid, GpuUuid> explicitMap, boolean parallel) {
+                   List<GpuInfo> present, List<GpuInfo> host, Map<GpuUuid, GpuUuid> explicitMap, boolean parallel) {
         this.backend = backend;
         this.legacy = legacy && records.isEmpty();
         this.work = new TaskWork(parallel);
+        this.hostGpus = host.stream().map(GpuInfo::uuid).toList();
         List<GpuInfo> recorded = new ArrayList<>();
         for (CudaTaskEntry e : records) {
             if (treePids != null && !treePids.contains(e.getPid())) {
@@ -77,12 +79,45 @@ final class RestoreSession {
                             + " cannot remap GPUs (needs r580: driver API 13000+ or cuda-checkpoint --device-map)";
                 }
             }
+            if (error == null) error = roomError(plan, present);
         } catch (IllegalArgumentException e) {
             error = e.getMessage();
         }
         this.mapping = plan;
         this.planError = error;
         if (planError != null && !pending.isEmpty()) log.error("CUDA restore cannot proceed: {}", planError);
+    }
+
+    /**
+     * Whether each target GPU has room for the device memory the dump recorded for the tasks going there; null when
+     * it has (or when nothing was recorded or nvidia-smi cannot say), else one line naming the GPU and the figures.
+     */
+    private String roomError(GpuMapping plan, List<GpuInfo> present) {
+        Map<GpuUuid, Long> need = new java.util.LinkedHashMap<>();
+        Map<GpuUuid, List<Integer>> who = new java.util.LinkedHashMap<>();
+        for (int nsPid : pending) {
+            for (CudaGpuEntry g : byNsPid.get(nsPid).getGpusList()) {
+                if (g.getUsedMib() <= 0) continue;
+                GpuUuid to = plan.asMap().get(GpuUuid.parse(g.getUuid()));
+                need.merge(to, g.getUsedMib(), Long::sum);
+                who.computeIfAbsent(to, k -> new ArrayList<>()).add(nsPid);
+            }
+        }
+        if (need.isEmpty()) return null;
+        Map<GpuUuid, Long> free = dev.criugpu.cuda.gpu.GpuMemory.freeMib().orElse(Map.of());
+        for (var e : need.entrySet()) {
+            Long room = free.get(e.getKey());
+            if (room == null || room >= e.getValue()) continue;
+            String model = present.stream().filter(g -> g.uuid().equals(e.getKey())).map(GpuInfo::model).findFirst().orElse("?");
+            return "GPU " + e.getKey() + " (" + model + ") has " + room + " MiB free but the task(s) " + who.get(e.getKey())
+                    + " going there held " + e.getValue() + " MiB at dump: too small to restore onto";
+        }
+        return null;
+    }
+
+    /** Why this restore cannot give the tasks their GPU state back, found before any task is created. */
+    java.util.Optional<String> blockingError() {
+        return planError == null || pending.isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(planError);
     }
 
     private static GpuInfo gpu(CudaGpuEntry g) {
@@ -127,7 +162,8 @@ final class RestoreSession {
             return;
         }
         if (planError != null) throw new CriuException(Errno.ENODEV, "pid " + pid + ": " + planError);
-        List<GpuPair> pairs = mapping.pairsFor(entry.getGpusList().stream().map(g -> GpuUuid.parse(g.getUuid())).toList());
+        List<GpuPair> pairs = mapping.pairsFor(entry.getGpusList().stream().map(g -> GpuUuid.parse(g.getUuid())).toList(),
+                entry.getVisibleList().stream().map(g -> GpuUuid.parse(g.getUuid())).toList(), hostGpus);
         OptionalInt tid = restoreThread(pid);
         if (tid.isEmpty()) {
             throw new CriuException(Errno.EIO, "pid " + pid + " was restored without a CUDA restore thread; "

@@ -90,6 +90,17 @@ public final class GpuMapping {
      * restore), else one pair for every one of them (the driver wants every checkpointed GPU listed).
      */
     public List<GpuPair> pairsFor(Collection<GpuUuid> taskGpus) {
+        return pairsFor(taskGpus, List.of(), List.of());
+    }
+
+    /**
+     * As {@link #pairsFor(Collection)}, and when a GPU moves, every other GPU the task could see ({@code visible},
+     * recorded at dump) is listed too, so the pairs form a one-to-one map: the driver refuses a remapping restore
+     * that leaves a visible GPU out. Such a GPU stays where it is when nothing else goes there, else it takes a free
+     * GPU of {@code host} (every GPU of this host, including ones the plan was told to treat as absent), lowest
+     * first; it is left out only when none is free.
+     */
+    public List<GpuPair> pairsFor(Collection<GpuUuid> taskGpus, Collection<GpuUuid> visible, List<GpuUuid> host) {
         List<GpuPair> pairs = new ArrayList<>();
         boolean moves = false;
         for (GpuUuid u : taskGpus) {
@@ -98,6 +109,18 @@ public final class GpuMapping {
             pairs.add(new GpuPair(u, to));
             moves |= !u.equals(to);
         }
-        return moves ? List.copyOf(pairs) : List.of();
+        if (!moves) return List.of();
+        Set<GpuUuid> sources = new LinkedHashSet<>(taskGpus);
+        Set<GpuUuid> targets = new LinkedHashSet<>();
+        for (GpuPair p : pairs) targets.add(p.newUuid());
+        for (GpuUuid v : visible) {
+            if (!sources.add(v)) continue;
+            GpuUuid to = !targets.contains(v) && host.contains(v) ? v
+                    : host.stream().filter(h -> !targets.contains(h)).findFirst().orElse(null);
+            if (to == null) continue;
+            pairs.add(new GpuPair(v, to));
+            targets.add(to);
+        }
+        return List.copyOf(pairs);
     }
 }

@@ -40,4 +40,39 @@ public final class TaskGpus {
         for (GpuInfo g : present) byMinor.put(g.minor(), g);
         return minorsInMaps(maps).stream().filter(byMinor::containsKey).map(byMinor::get).toList();
     }
+
+    /**
+     * Every GPU {@code pid} can see: all of {@code present} unless its environment sets CUDA_VISIBLE_DEVICES, else
+     * the GPUs it has mapped or open ({@code /dev/nvidia<minor>} file descriptors) next to {@code used}.
+     */
+    public static List<GpuInfo> visible(int pid, List<GpuInfo> present, List<GpuInfo> used) {
+        if (!setsVisibleDevices(pid)) return present;
+        java.util.Set<Integer> minors = new TreeSet<>();
+        for (GpuInfo g : used) minors.add(g.minor());
+        try (Stream<Path> fds = Files.list(Path.of("/proc/" + pid + "/fd"))) {
+            for (Path fd : fds.toList()) {
+                try {
+                    Matcher m = DEVICE.matcher(" " + Files.readSymbolicLink(fd));
+                    if (m.find()) minors.add(Integer.parseInt(m.group(1)));
+                } catch (IOException e) {
+                    // the fd closed meanwhile
+                }
+            }
+        } catch (IOException e) {
+            return used;
+        }
+        return present.stream().filter(g -> minors.contains(g.minor())).toList();
+    }
+
+    private static boolean setsVisibleDevices(int pid) {
+        try {
+            String env = new String(Files.readAllBytes(Path.of("/proc/" + pid + "/environ")), java.nio.charset.StandardCharsets.UTF_8);
+            for (String kv : env.split("\0")) {
+                if (kv.startsWith("CUDA_VISIBLE_DEVICES=")) return true;
+            }
+            return false;
+        } catch (IOException e) {
+            return false;
+        }
+    }
 }
