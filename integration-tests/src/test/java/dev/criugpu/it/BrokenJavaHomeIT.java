@@ -1,9 +1,8 @@
 package dev.criugpu.it;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.List;
 import java.util.regex.Pattern;
@@ -19,20 +18,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class BrokenJavaHomeIT {
     /** Exists in every container, holds no JDK. */
     private static final String NOT_A_JDK = CriuContainer.WORKLOADS;
-    private static CriuContainer criu;
-
-    @BeforeAll
-    static void start() {
-        criu = CriuContainer.startWithPlugins(CriuImage.CRIU_4_2_1, PluginDir.fromBuild());
-    }
-
-    @AfterAll
-    static void stop() {
-        if (criu != null) criu.close();
-    }
+    @RegisterExtension
+    static final SharedCriuContainer shared = SharedCriuContainer.withPlugins(CriuImage.CRIU_4_2_1);
 
     @Test
-    void unusableJdkDisablesThePluginsWithOneLineAndTheDumpSucceeds() {
+    void unusableJdkDisablesThePluginsWithOneLineAndTheDumpSucceeds(CriuContainer criu) {
         CounterWorkload counter = CounterWorkload.startSingle(criu, "/tmp/nojdk");
         CriuRun dump = CriuCommand.dump(counter.rootPid(), "/tmp/nojdk.img").withPlugins().forced()
                 .env("CRIU_GPU_JAVA_HOME", NOT_A_JDK).runIn(criu).orFail();

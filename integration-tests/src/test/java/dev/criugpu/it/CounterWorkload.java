@@ -95,6 +95,12 @@ public final class CounterWorkload {
         }
     }
 
+    /** After a dump: waits until criu's kill is complete ({@link #awaitGone()}), then returns {@link #lastValues()}. */
+    public List<Long> awaitDumped() {
+        awaitGone();
+        return lastValues();
+    }
+
     /** Last value of each counter, in {@link #counters()} order. */
     public List<Long> lastValues() {
         return counters.stream().map(this::lastValue).toList();

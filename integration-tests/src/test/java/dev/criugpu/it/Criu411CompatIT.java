@@ -1,9 +1,8 @@
 package dev.criugpu.it;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.List;
 
@@ -17,35 +16,24 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @ExtendWith(DockerRequired.class)
 class Criu411CompatIT {
-    private static CriuContainer criu;
-
-    @BeforeAll
-    static void start() {
-        criu = CriuContainer.startWithPlugins(CriuImage.CRIU_4_1_1, PluginDir.fromBuild());
-    }
-
-    @AfterAll
-    static void stop() {
-        if (criu != null) criu.close();
-    }
+    @RegisterExtension
+    static final SharedCriuContainer shared = SharedCriuContainer.withPlugins(CriuImage.CRIU_4_1_1);
 
     @Test
-    void forcedDumpAndRestoreWorkInCriu411() {
+    void forcedDumpAndRestoreWorkInCriu411(CriuContainer criu) {
         CommandResult version = criu.exec("criu", "--version").orFail();
         assertTrue(version.stdout().contains("4.1.1"), "image does not run criu 4.1.1: " + version.stdout());
 
         CounterWorkload counter = CounterWorkload.startSingle(criu, "/tmp/old");
         int pid = counter.rootPid();
         CriuRun dump = CriuCommand.dump(pid, "/tmp/old.img").withPlugins().forced().runIn(criu).orFail();
-        counter.awaitGone();
-        List<Long> atDump = counter.lastValues();
-        ForcedHooksIT.assertTraced(dump, CUDA, "PAUSE_DEVICES", HookTrace.pid(pid));
-        ForcedHooksIT.assertTraced(dump, CUDA, "CHECKPOINT_DEVICES", HookTrace.pid(pid));
+        List<Long> atDump = counter.awaitDumped();
+        HookTrace.assertTraced(dump, CUDA, "PAUSE_DEVICES", HookTrace.pid(pid));
+        HookTrace.assertTraced(dump, CUDA, "CHECKPOINT_DEVICES", HookTrace.pid(pid));
 
         CriuRun restore = CriuCommand.restore("/tmp/old.img").withPlugins().forced().runIn(criu).orFail();
         counter.assertContinuedFrom(atDump);
-        assertTrue(HookTrace.anyPluginTraced(restore, "RESUME_DEVICES_LATE", HookTrace.pid(pid)),
-                "no plugin traced RESUME_DEVICES_LATE(pid=" + pid + "), log:\n" + restore.logTail(60));
+        HookTrace.assertResumedLate(restore, pid);
         counter.kill();
     }
 }

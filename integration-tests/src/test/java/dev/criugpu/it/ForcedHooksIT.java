@@ -1,15 +1,15 @@
 package dev.criugpu.it;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.List;
 
 import static dev.criugpu.it.HookTrace.AMDGPU;
 import static dev.criugpu.it.HookTrace.CUDA;
 import static dev.criugpu.it.HookTrace.PLUGINS;
+import static dev.criugpu.it.HookTrace.assertTraced;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -22,29 +22,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ForcedHooksIT {
     private static final int STAGE_DUMP = 0;
     private static final int STAGE_RESTORE = 2;
-    private static CriuContainer criu;
-
-    @BeforeAll
-    static void start() {
-        criu = CriuContainer.startWithPlugins(CriuImage.CRIU_4_2_1, PluginDir.fromBuild());
-    }
-
-    @AfterAll
-    static void stop() {
-        if (criu != null) criu.close();
-    }
+    @RegisterExtension
+    static final SharedCriuContainer shared = SharedCriuContainer.withPlugins(CriuImage.CRIU_4_2_1);
 
     @Test
-    void everyCalledHookReachesJavaAndActionScriptsStillRun() {
-        List<String> withoutPlugins = actionsOfPlainDumpAndRestore();
+    void everyCalledHookReachesJavaAndActionScriptsStillRun(CriuContainer criu) {
+        List<String> withoutPlugins = actionsOfPlainDumpAndRestore(criu);
 
         CounterWorkload counter = CounterWorkload.startSingle(criu, "/tmp/forced");
         int pid = counter.rootPid();
         ActionScript actions = new ActionScript(criu, "/tmp/forced-actions.sh", "/tmp/forced-actions");
         CriuRun dump = CriuCommand.dump(pid, "/tmp/forced.img").withPlugins().forced()
                 .args("--action-script", actions.script).runIn(criu).orFail();
-        counter.awaitGone();
-        List<Long> atDump = counter.lastValues();
+        List<Long> atDump = counter.awaitDumped();
 
         assertTraced(dump, CUDA, "PAUSE_DEVICES", HookTrace.pid(pid));
         assertTraced(dump, CUDA, "CHECKPOINT_DEVICES", HookTrace.pid(pid));
@@ -55,9 +45,7 @@ class ForcedHooksIT {
         counter.assertContinuedFrom(atDump);
 
         assertTraced(restore, AMDGPU, "POST_FORKING", "");
-        // Both plugins register RESUME_DEVICES_LATE; criu stops at the first one that does not answer -ENOTSUP.
-        assertTrue(HookTrace.anyPluginTraced(restore, "RESUME_DEVICES_LATE", HookTrace.pid(pid)),
-                "no plugin traced RESUME_DEVICES_LATE(pid=" + pid + "), log:\n" + restore.logTail(60));
+        HookTrace.assertResumedLate(restore, pid);
         for (String plugin : PLUGINS) assertTraced(restore, plugin, "EXIT", HookTrace.exit(STAGE_RESTORE, 0));
 
         assertTrue(actions.actions().containsAll(List.of("pre-dump", "post-dump", "pre-restore", "post-restore")),
@@ -66,7 +54,7 @@ class ForcedHooksIT {
         counter.kill();
     }
 
-    private List<String> actionsOfPlainDumpAndRestore() {
+    private static List<String> actionsOfPlainDumpAndRestore(CriuContainer criu) {
         CounterWorkload counter = CounterWorkload.startSingle(criu, "/tmp/forced-baseline");
         ActionScript actions = new ActionScript(criu, "/tmp/baseline-actions.sh", "/tmp/baseline-actions");
         CriuCommand.dump(counter.rootPid(), "/tmp/forced-baseline.img").args("--action-script", actions.script)
@@ -75,11 +63,5 @@ class ForcedHooksIT {
         CriuCommand.restore("/tmp/forced-baseline.img").args("--action-script", actions.script).runIn(criu).orFail();
         counter.kill();
         return actions.actions();
-    }
-
-    static void assertTraced(CriuRun run, String plugin, String hook, String args) {
-        String expected = HookTrace.line(plugin, hook, args);
-        assertTrue(run.log().contains(expected), "criu log lacks '" + expected + "'; trace lines:\n"
-                + String.join("\n", run.logLinesContaining("entered Java")) + "\n--- log tail\n" + run.logTail(40));
     }
 }

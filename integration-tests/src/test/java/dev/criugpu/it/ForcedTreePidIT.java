@@ -1,13 +1,10 @@
 package dev.criugpu.it;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.List;
-
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Issue 2.3: JVM threads take pids in criu's pid namespace. With the next free pid set to the tree's own pids
@@ -16,24 +13,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @ExtendWith(DockerRequired.class)
 class ForcedTreePidIT {
-    private static CriuContainer criu;
-
-    @BeforeAll
-    static void start() {
-        criu = CriuContainer.startWithPlugins(CriuImage.CRIU_4_2_1, PluginDir.fromBuild());
-    }
-
-    @AfterAll
-    static void stop() {
-        if (criu != null) criu.close();
-    }
+    @RegisterExtension
+    static final SharedCriuContainer shared = SharedCriuContainer.withPlugins(CriuImage.CRIU_4_2_1);
 
     @Test
-    void treeRestoresWhenItsPidsAreTheNextToBeAllocated() {
+    void treeRestoresWhenItsPidsAreTheNextToBeAllocated(CriuContainer criu) {
         CounterWorkload tree = CounterWorkload.startTree(criu, "/tmp/tree");
         CriuCommand.dump(tree.rootPid(), "/tmp/tree.img").withPlugins().forced().runIn(criu).orFail();
-        tree.awaitGone();
-        List<Long> atDump = tree.lastValues();
+        List<Long> atDump = tree.awaitDumped();
 
         int lowest = tree.counters().stream().mapToInt(CounterWorkload.Counter::pid).min().orElseThrow();
         CriuRun restore = CriuCommand.restore("/tmp/tree.img").withPlugins().forced()
@@ -41,8 +28,7 @@ class ForcedTreePidIT {
                 .runIn(criu).orFail();
         tree.assertContinuedFrom(atDump);
         for (CounterWorkload.Counter c : tree.counters()) {
-            assertTrue(HookTrace.anyPluginTraced(restore, "RESUME_DEVICES_LATE", HookTrace.pid(c.pid())),
-                    "no plugin traced RESUME_DEVICES_LATE(pid=" + c.pid() + "), log:\n" + restore.logTail(60));
+            HookTrace.assertResumedLate(restore, c.pid());
         }
         tree.kill();
     }

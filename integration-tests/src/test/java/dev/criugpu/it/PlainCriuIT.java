@@ -1,9 +1,8 @@
 package dev.criugpu.it;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.List;
 
@@ -12,26 +11,16 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 /** The harness itself, without our plugins: criu 4.2.1 dumps and restores the counters and they continue. */
 @ExtendWith(DockerRequired.class)
 class PlainCriuIT {
-    private static CriuContainer criu;
-
-    @BeforeAll
-    static void start() {
-        criu = CriuContainer.start(CriuImage.CRIU_4_2_1);
-    }
-
-    @AfterAll
-    static void stop() {
-        if (criu != null) criu.close();
-    }
+    @RegisterExtension
+    static final SharedCriuContainer shared = SharedCriuContainer.plain(CriuImage.CRIU_4_2_1);
 
     @Test
-    void singleProcessContinuesAfterRestore() {
+    void singleProcessContinuesAfterRestore(CriuContainer criu) {
         CounterWorkload counter = CounterWorkload.startSingle(criu, "/tmp/plain-single");
         ActionScript actions = new ActionScript(criu, "/tmp/plain-actions.sh", "/tmp/plain-actions");
         CriuCommand.dump(counter.rootPid(), "/tmp/plain-single.img").args("--action-script", actions.script)
                 .runIn(criu).orFail();
-        counter.awaitGone();
-        List<Long> atDump = counter.lastValues();
+        List<Long> atDump = counter.awaitDumped();
 
         CriuCommand.restore("/tmp/plain-single.img").args("--action-script", actions.script).runIn(criu).orFail();
         counter.assertContinuedFrom(atDump);
@@ -41,11 +30,10 @@ class PlainCriuIT {
     }
 
     @Test
-    void processTreeContinuesAfterRestore() {
+    void processTreeContinuesAfterRestore(CriuContainer criu) {
         CounterWorkload tree = CounterWorkload.startTree(criu, "/tmp/plain-tree");
         CriuCommand.dump(tree.rootPid(), "/tmp/plain-tree.img").runIn(criu).orFail();
-        tree.awaitGone();
-        List<Long> atDump = tree.lastValues();
+        List<Long> atDump = tree.awaitDumped();
 
         CriuCommand.restore("/tmp/plain-tree.img").runIn(criu).orFail();
         tree.assertContinuedFrom(atDump);

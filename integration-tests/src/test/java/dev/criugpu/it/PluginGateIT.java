@@ -1,9 +1,8 @@
 package dev.criugpu.it;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.util.List;
 import java.util.regex.Pattern;
@@ -18,25 +17,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @ExtendWith(DockerRequired.class)
 class PluginGateIT {
-    private static CriuContainer criu;
-
-    @BeforeAll
-    static void start() {
-        criu = CriuContainer.startWithPlugins(CriuImage.CRIU_4_2_1, PluginDir.fromBuild());
-    }
-
-    @AfterAll
-    static void stop() {
-        if (criu != null) criu.close();
-    }
+    @RegisterExtension
+    static final SharedCriuContainer shared = SharedCriuContainer.withPlugins(CriuImage.CRIU_4_2_1);
 
     @Test
-    void cpuProcessDumpsAndRestoresWithPluginsDisabledAndNoJvm() {
+    void cpuProcessDumpsAndRestoresWithPluginsDisabledAndNoJvm(CriuContainer criu) {
         CounterWorkload counter = CounterWorkload.startSingle(criu, "/tmp/gate");
         CriuRun dump = CriuCommand.dump(counter.rootPid(), "/tmp/gate.img").withPlugins()
                 .env("LD_DEBUG", "files").runIn(criu).orFail();
-        counter.awaitGone();
-        List<Long> atDump = counter.lastValues();
+        List<Long> atDump = counter.awaitDumped();
         assertPluginsDisabledWithoutJvm(dump, "no NVIDIA GPU\\b.+", "no AMD GPU\\b.+");
 
         String inventory = criu.exec("crit", "show", "/tmp/gate.img/inventory.img").orFail().stdout();

@@ -6,14 +6,7 @@ import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.channels.Channels;
-import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermission;
-import java.util.Set;
 
 /**
  * Writes a CRIU protobuf image atomically: entries go to a temporary file next to the target, and
@@ -30,17 +23,14 @@ import java.util.Set;
  * A rewritten image keeps the permissions of the file it replaces; a new one is created 0600.
  */
 public final class ImageWriter implements AutoCloseable {
+    private final AtomicFile file;
     private final Path target;
-    private final Path temp;
-    private final FileChannel channel;
     private final OutputStream out;
-    private boolean done;
 
-    private ImageWriter(Path target, Path temp, FileChannel channel) {
-        this.target = target;
-        this.temp = temp;
-        this.channel = channel;
-        this.out = new BufferedOutputStream(Channels.newOutputStream(channel), 64 * 1024);
+    private ImageWriter(AtomicFile file) {
+        this.file = file;
+        this.target = file.target();
+        this.out = new BufferedOutputStream(Channels.newOutputStream(file.channel()), 64 * 1024);
     }
 
     /** Starts a new image of type {@code imageMagic}; nothing is visible at {@code file} until commit. */
@@ -48,16 +38,7 @@ public final class ImageWriter implements AutoCloseable {
         if (imageMagic == ImageMagic.RAW) {
             throw new ImageException(file, "raw images have no entries (write them with RawPages)");
         }
-        Path dir = file.toAbsolutePath().getParent();
-        Path temp;
-        FileChannel channel;
-        try {
-            temp = Files.createTempFile(dir, "." + file.getFileName() + ".", ".tmp");
-            channel = FileChannel.open(temp, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
-        } catch (IOException e) {
-            throw new ImageException(file, "cannot create a temporary file in " + dir + ": " + e.getMessage(), e);
-        }
-        ImageWriter writer = new ImageWriter(file, temp, channel);
+        ImageWriter writer = new ImageWriter(AtomicFile.create(file));
         try {
             for (int magic : ImageMagic.header(imageMagic)) writer.writeInt(magic);
         } catch (ImageException e) {
@@ -69,7 +50,7 @@ public final class ImageWriter implements AutoCloseable {
 
     /** Appends one entry: its serialized length (32-bit little-endian), then the message. */
     public void write(MessageLite entry) throws ImageException {
-        if (done) throw new ImageException(target, "writer already closed");
+        file.ensureOpen();
         if (!entry.isInitialized()) {
             throw new ImageException(target, "refusing to write an entry with missing required fields");
         }
@@ -84,58 +65,20 @@ public final class ImageWriter implements AutoCloseable {
 
     /** Makes the image durable and visible at its name, replacing any previous file atomically. */
     public void commit() throws ImageException {
-        if (done) throw new ImageException(target, "writer already closed");
+        file.ensureOpen();
         try {
             out.flush();
-            channel.force(true);
-            channel.close();
-            copyPermissions();
-            try {
-                Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException e) {
-                throw new ImageException(target, "cannot rename atomically in " + temp.getParent(), e);
-            }
-            done = true;
-            syncDirectory(target.toAbsolutePath().getParent());
-        } catch (ImageException e) {
-            close();
-            throw e;
         } catch (IOException e) {
             close();
             throw new ImageException(target, "cannot commit: " + e.getMessage(), e);
         }
+        file.commit(true, true);
     }
 
     /** Discards the temporary file unless {@link #commit()} succeeded. Never throws. */
     @Override
     public void close() {
-        if (done) return;
-        done = true;
-        try {
-            channel.close();
-        } catch (IOException ignored) {
-            // deleting the temporary file below is what matters
-        }
-        try {
-            Files.deleteIfExists(temp);
-        } catch (IOException ignored) {
-            // a leftover dot-file is harmless; criu never reads it
-        }
-    }
-
-    private void copyPermissions() throws IOException {
-        if (Files.exists(target)) {
-            Set<PosixFilePermission> perms = Files.getPosixFilePermissions(target);
-            Files.setPosixFilePermissions(temp, perms);
-        }
-    }
-
-    private static void syncDirectory(Path dir) {
-        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-            d.force(true);
-        } catch (IOException ignored) {
-            // some filesystems refuse fsync on directories; the rename itself is already atomic
-        }
+        file.close();
     }
 
     private void writeInt(int v) throws ImageException {

@@ -4,11 +4,8 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
-import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 
 /**
@@ -64,26 +61,15 @@ public final class RawPages {
 
     /** A raw file being written; invisible at its name until {@link #commit()}. */
     public static final class Writer implements AutoCloseable {
-        private final Path target;
-        private final Path temp;
-        private final FileChannel channel;
+        private final AtomicFile file;
         private long written;
-        private boolean done;
 
-        private Writer(Path target, Path temp, FileChannel channel) {
-            this.target = target;
-            this.temp = temp;
-            this.channel = channel;
+        private Writer(AtomicFile file) {
+            this.file = file;
         }
 
         static Writer create(Path file) throws ImageException {
-            Path dir = file.toAbsolutePath().getParent();
-            try {
-                Path temp = Files.createTempFile(dir, "." + file.getFileName() + ".", ".tmp");
-                return new Writer(file, temp, FileChannel.open(temp, StandardOpenOption.WRITE));
-            } catch (IOException e) {
-                throw new ImageException(file, "cannot create a temporary file in " + dir + ": " + e.getMessage(), e);
-            }
+            return new Writer(AtomicFile.create(file));
         }
 
         /** Appends all of {@code data} (native or heap memory). */
@@ -95,11 +81,11 @@ public final class RawPages {
 
         /** Appends the remaining bytes of {@code buffer}. */
         public void write(ByteBuffer buffer) throws ImageException {
-            if (done) throw new ImageException(target, "writer already closed");
+            file.ensureOpen();
             try {
-                while (buffer.hasRemaining()) written += channel.write(buffer);
+                while (buffer.hasRemaining()) written += file.channel().write(buffer);
             } catch (IOException e) {
-                throw new ImageException(target, "write failed after " + written + " bytes: " + e.getMessage(), e);
+                throw new ImageException(file.target(), "write failed after " + written + " bytes: " + e.getMessage(), e);
             }
         }
 
@@ -107,43 +93,15 @@ public final class RawPages {
             return written;
         }
 
-        /** fsync, then rename over the target and fsync the directory. */
+        /** fsync (data only), then rename over the target and fsync the directory. */
         public void commit() throws ImageException {
-            if (done) throw new ImageException(target, "writer already closed");
-            try {
-                channel.force(false);
-                channel.close();
-                Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-                done = true;
-                try (FileChannel d = FileChannel.open(target.toAbsolutePath().getParent(), StandardOpenOption.READ)) {
-                    d.force(true);
-                } catch (IOException ignored) {
-                    // directory fsync is best effort; the rename is atomic regardless
-                }
-            } catch (AtomicMoveNotSupportedException e) {
-                close();
-                throw new ImageException(target, "cannot rename atomically", e);
-            } catch (IOException e) {
-                close();
-                throw new ImageException(target, "cannot commit: " + e.getMessage(), e);
-            }
+            file.commit(false, false);
         }
 
         /** Deletes the temporary file unless committed. Never throws. */
         @Override
         public void close() {
-            if (done) return;
-            done = true;
-            try {
-                channel.close();
-            } catch (IOException ignored) {
-                // deleting below is what matters
-            }
-            try {
-                Files.deleteIfExists(temp);
-            } catch (IOException ignored) {
-                // a leftover dot-file is harmless
-            }
+            file.close();
         }
     }
 

@@ -25,8 +25,8 @@ public final class Fixtures {
     /** crit's decode of an image: the "entries" of {@code <image>.json}. */
     public static List<Object> critEntries(Path image) {
         try {
-            Map<String, Object> doc = MiniJson.obj(MiniJson.parse(Files.readString(Path.of(image + ".json"))));
-            return MiniJson.arr(doc.get("entries"));
+            Map<String, Object> doc = Json.object(Json.parse(Files.readString(Path.of(image + ".json"))));
+            return Json.array(doc.get("entries"));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -34,7 +34,7 @@ public final class Fixtures {
 
     public static String critMagic(Path image) {
         try {
-            return (String) MiniJson.obj(MiniJson.parse(Files.readString(Path.of(image + ".json")))).get("magic");
+            return (String) Json.object(Json.parse(Files.readString(Path.of(image + ".json")))).get("magic");
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

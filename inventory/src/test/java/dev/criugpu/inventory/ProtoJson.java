@@ -4,18 +4,20 @@ import com.google.protobuf.Descriptors.EnumValueDescriptor;
 import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.Message;
 
+import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Our decoded messages in the shape crit prints them (field names, enum names, numbers as Long), and crit's
+ * Our decoded messages in the shape crit prints them (field names, enum names, integers as BigInteger, unsigned types unsigned), and crit's
  * JSON normalised to the same shape (hex strings to numbers, crit's task-state words to numbers).
  */
 final class ProtoJson {
     /** crit prints TaskCoreEntry.task_state with its "gen" dictionary (criu's TASK_* values). */
-    private static final Map<String, Long> TASK_STATES = Map.of("Alive", 1L, "Dead", 2L, "Stopped", 3L, "Zombie", 6L);
+    private static final Map<String, BigInteger> TASK_STATES = Map.of("Alive", BigInteger.valueOf(1),
+            "Dead", BigInteger.valueOf(2), "Stopped", BigInteger.valueOf(3), "Zombie", BigInteger.valueOf(6));
 
     private ProtoJson() {
     }
@@ -39,8 +41,11 @@ final class ProtoJson {
         return switch (f.getJavaType()) {
             case MESSAGE -> toMap((Message) v);
             case ENUM -> ((EnumValueDescriptor) v).getName();
-            case INT, LONG -> f.getType() == FieldDescriptor.Type.UINT32 || f.getType() == FieldDescriptor.Type.FIXED32
-                    ? Integer.toUnsignedLong(((Number) v).intValue()) : ((Number) v).longValue();
+            case INT, LONG -> switch (f.getType()) {
+                case UINT32, FIXED32 -> BigInteger.valueOf(Integer.toUnsignedLong((Integer) v));
+                case UINT64, FIXED64 -> new BigInteger(Long.toUnsignedString((Long) v));
+                default -> BigInteger.valueOf(((Number) v).longValue());
+            };
             default -> v;
         };
     }
@@ -53,7 +58,7 @@ final class ProtoJson {
             return out;
         }
         if (v instanceof List<?> l) return l.stream().map(x -> normalise(key, x)).toList();
-        if (v instanceof String s && s.startsWith("0x")) return Long.parseUnsignedLong(s.substring(2), 16);
+        if (v instanceof String s && s.startsWith("0x")) return new BigInteger(s.substring(2), 16);
         if ("task_state".equals(key) && v instanceof String s && TASK_STATES.containsKey(s)) return TASK_STATES.get(s);
         return v;
     }

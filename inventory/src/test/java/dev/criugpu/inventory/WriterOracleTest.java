@@ -33,12 +33,12 @@ class WriterOracleTest {
     void critSeesThePluginsWeWrote() throws Exception {
         for (WrittenFixtures.Case c : WrittenFixtures.CASES) {
             Path img = Fixtures.dir(c.name()).resolve("inventory.img");
-            var crit = MiniJson.obj(Fixtures.critEntries(img).getFirst());
+            var crit = Json.object(Fixtures.critEntries(img).getFirst());
             if (c.plugins() == null) {
                 assertFalse(crit.containsKey("plugins_entry"), c.name());
             } else {
-                var pe = MiniJson.obj(crit.get("plugins_entry"));
-                List<Object> critPlugins = pe.containsKey("plugins") ? MiniJson.arr(pe.get("plugins")) : List.of();
+                var pe = Json.object(crit.get("plugins_entry"));
+                List<Object> critPlugins = pe.containsKey("plugins") ? Json.array(pe.get("plugins")) : List.of();
                 assertEquals(c.plugins(), critPlugins, c.name());
             }
             // And the rest of the entry is still the real dump's, as crit reads it.

@@ -1,5 +1,6 @@
 package dev.criugpu.it.inventory;
 
+import dev.criugpu.inventory.Json;
 import dev.criugpu.it.CriuContainer;
 
 import java.util.List;

@@ -2,6 +2,7 @@ package dev.criugpu.it.inventory;
 
 import dev.criugpu.inventory.ImageException;
 import dev.criugpu.inventory.InventoryPlugins;
+import dev.criugpu.inventory.Json;
 import dev.criugpu.it.CommandResult;
 import dev.criugpu.it.CounterWorkload;
 import dev.criugpu.it.CriuCommand;
@@ -10,10 +11,11 @@ import dev.criugpu.it.CriuImage;
 import dev.criugpu.it.DockerRequired;
 import dev.criugpu.it.HostCommand;
 import dev.criugpu.it.PluginDir;
-import org.junit.jupiter.api.AfterAll;
+import dev.criugpu.it.SharedCriuContainer;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.math.BigInteger;
@@ -36,24 +38,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @ExtendWith(DockerRequired.class)
 class InspectCheckpointIT {
     private static final String IMAGES = "/tmp/inv-inspect.img";
-    private static CriuContainer criu;
+    @RegisterExtension
+    static final SharedCriuContainer shared = SharedCriuContainer.withPlugins(CriuImage.CRIU_4_2_1);
     private static Path criuGpu;
 
     @BeforeAll
-    static void start() {
-        PluginDir plugins = PluginDir.fromBuild();
-        criuGpu = plugins.dir().resolve("bin/criu-gpu");
+    static void findCriuGpu() {
+        criuGpu = PluginDir.fromBuild().dir().resolve("bin/criu-gpu");
         assertTrue(Files.isExecutable(criuGpu), criuGpu + " is missing: build native/ first");
-        criu = CriuContainer.startWithPlugins(CriuImage.CRIU_4_2_1, plugins);
-    }
-
-    @AfterAll
-    static void stop() {
-        if (criu != null) criu.close();
     }
 
     @Test
-    void inspectReportsWhatCritDecodes(@TempDir Path host) throws ImageException {
+    void inspectReportsWhatCritDecodes(CriuContainer criu, @TempDir Path host) throws ImageException {
         CounterWorkload tree = CounterWorkload.startTree(criu, "/tmp/inv-inspect");
         CriuCommand.dump(tree.rootPid(), IMAGES).withPlugins().runIn(criu).orFail();
         tree.awaitGone();
@@ -61,7 +57,7 @@ class InspectCheckpointIT {
         ImageTransfer.copyDirOut(criu, IMAGES, dir);
 
         Map<String, Object> critInventory = Crit.show(criu, IMAGES + "/inventory.img").single();
-        List<Map<String, Object>> expected = expectedProcesses();
+        List<Map<String, Object>> expected = expectedProcesses(criu);
         assertEquals(tree.counters().stream().map(c -> BigInteger.valueOf(c.pid())).toList(),
                 expected.stream().map(p -> p.get("pid")).toList(), "crit's pstree is not the dumped tree");
         List<String> critRequired = requiredPer(critInventory);
@@ -103,7 +99,7 @@ class InspectCheckpointIT {
     }
 
     /** Each pstree entry as crit decodes it, with the command crit decodes from its core image. */
-    private static List<Map<String, Object>> expectedProcesses() {
+    private static List<Map<String, Object>> expectedProcesses(CriuContainer criu) {
         List<Map<String, Object>> out = new ArrayList<>();
         for (Object e : Crit.show(criu, IMAGES + "/pstree.img").entries()) {
             Map<String, Object> p = Crit.asObject(e);

@@ -9,11 +9,10 @@ import dev.criugpu.it.CriuContainer;
 import dev.criugpu.it.CriuImage;
 import dev.criugpu.it.CriuRun;
 import dev.criugpu.it.DockerRequired;
-import dev.criugpu.it.PluginDir;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import dev.criugpu.it.SharedCriuContainer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
@@ -41,23 +40,14 @@ class InventoryCasesIT {
     private static final String NO_OUR_PLUGINS = "/tmp/criu-lib-without-gpu-plugins";
     private static final String CUDA_LISTED_NO_GPU =
             "Error (cuda_plugin): image holds CUDA state; no NVIDIA GPU here (/proc/driver/nvidia/gpus absent)";
-    private static CriuContainer criu;
-
-    @BeforeAll
-    static void start() {
-        criu = CriuContainer.startWithPlugins(CriuImage.CRIU_4_2_1, PluginDir.fromBuild());
-        criu.exec("mkdir", "-p", NO_OUR_PLUGINS).orFail();
-    }
-
-    @AfterAll
-    static void stop() {
-        if (criu != null) criu.close();
-    }
+    @RegisterExtension
+    static final SharedCriuContainer shared = SharedCriuContainer.withPlugins(CriuImage.CRIU_4_2_1)
+            .thenRun(criu -> criu.exec("mkdir", "-p", NO_OUR_PLUGINS).orFail());
 
     /** Case (a): criu recorded an empty plugins list; the image restores with and without our plugins. */
     @Test
-    void imageWithoutGpuStateRestoresWithAndWithoutOurPlugins(@TempDir Path host) throws ImageException {
-        Dumped plain = dumpTree("/tmp/inv-a-plain", host.resolve("plain"));
+    void imageWithoutGpuStateRestoresWithAndWithoutOurPlugins(CriuContainer criu, @TempDir Path host) throws ImageException {
+        Dumped plain = dumpTree(criu, "/tmp/inv-a-plain", host.resolve("plain"));
         assertEquals(Optional.of(List.of()), InventoryPlugins.listed(plain.host), "plugins criu recorded");
         assertEquals(Map.of(), Crit.show(criu, plain.inventory()).single().get("plugins_entry"),
                 "crit: the plugins field is present and empty");
@@ -68,7 +58,7 @@ class InventoryCasesIT {
         plain.tree.assertContinuedFrom(plain.atDump);
         plain.tree.kill();
 
-        Dumped withPlugins = dumpTree("/tmp/inv-a-lib", host.resolve("lib"));
+        Dumped withPlugins = dumpTree(criu, "/tmp/inv-a-lib", host.resolve("lib"));
         CriuRun withOurs = CriuCommand.restore(withPlugins.images).withPlugins().env("LD_DEBUG", "files")
                 .runIn(criu).orFail();
         assertOneLine(withOurs, "cuda_plugin: disabled: the image holds no CUDA state");
@@ -80,8 +70,8 @@ class InventoryCasesIT {
 
     /** Case (b): an inventory listing cuda_plugin is refused without it, and fails cleanly in its init without a GPU. */
     @Test
-    void listedCudaPluginIsRequiredAndFailsInitWithoutGpu(@TempDir Path host) throws ImageException {
-        Dumped d = dumpTree("/tmp/inv-b", host);
+    void listedCudaPluginIsRequiredAndFailsInitWithoutGpu(CriuContainer criu, @TempDir Path host) throws ImageException {
+        Dumped d = dumpTree(criu, "/tmp/inv-b", host);
         InventoryPlugins.setPlugins(d.host, List.of("cuda_plugin"));
         ImageTransfer.copyIn(d.host.resolve(InventoryPlugins.INVENTORY_IMG), criu, d.inventory());
         assertEquals(Map.of("plugins", List.of("cuda_plugin")),
@@ -90,14 +80,14 @@ class InventoryCasesIT {
         CriuRun refused = CriuCommand.restore(d.images).args("--lib", NO_OUR_PLUGINS).runIn(criu);
         assertNotEquals(0, refused.result().exitCode(), "criu restored an image whose required plugin is missing");
         assertOneLine(refused, "Missing required plugin: cuda_plugin");
-        assertNothingRestored(d.tree);
+        assertNothingRestored(criu, d.tree);
 
         CriuRun failed = CriuCommand.restore(d.images).withPlugins().runIn(criu);
         assertNotEquals(0, failed.result().exitCode(), "criu restored CUDA state on a host without an NVIDIA GPU");
         assertOneLine(failed, Pattern.quote(CUDA_LISTED_NO_GPU));
         assertEquals(List.of(), failed.logLinesContaining("Missing required plugin"),
                 "our plugin was loaded, so criu must not report it missing");
-        assertNothingRestored(d.tree);
+        assertNothingRestored(criu, d.tree);
 
         // The image is otherwise sound: with the list emptied again the same images restore and continue.
         InventoryPlugins.setPlugins(d.host, List.of());
@@ -109,9 +99,9 @@ class InventoryCasesIT {
 
     /** Case (c): an inventory without the plugins field (older criu) restores; the plugins gate on hardware. */
     @Test
-    void inventoryWithoutPluginsFieldRestoresWithPluginsDisabledForNoHardware(@TempDir Path host)
+    void inventoryWithoutPluginsFieldRestoresWithPluginsDisabledForNoHardware(CriuContainer criu, @TempDir Path host)
             throws ImageException {
-        Dumped d = dumpTree("/tmp/inv-c", host);
+        Dumped d = dumpTree(criu, "/tmp/inv-c", host);
         InventoryPlugins.clearPlugins(d.host);
         ImageTransfer.copyIn(d.host.resolve(InventoryPlugins.INVENTORY_IMG), criu, d.inventory());
         assertEquals(Optional.empty(), InventoryPlugins.listed(d.host));
@@ -135,19 +125,18 @@ class InventoryCasesIT {
         }
     }
 
-    private static Dumped dumpTree(String name, Path host) {
+    private static Dumped dumpTree(CriuContainer criu, String name, Path host) {
         CounterWorkload tree = CounterWorkload.startTree(criu, name);
         String images = name + ".img";
         CriuCommand.dump(tree.rootPid(), images).withPlugins().runIn(criu).orFail();
-        tree.awaitGone();
-        List<Long> atDump = tree.lastValues();
+        List<Long> atDump = tree.awaitDumped();
         ImageTransfer.copyOut(criu, images + "/" + InventoryPlugins.INVENTORY_IMG,
                 host.resolve(InventoryPlugins.INVENTORY_IMG));
         return new Dumped(tree, atDump, images, host);
     }
 
     /** criu failed before creating any task: the dumped pids are free and no counter runs. */
-    private static void assertNothingRestored(CounterWorkload tree) {
+    private static void assertNothingRestored(CriuContainer criu, CounterWorkload tree) {
         for (CounterWorkload.Counter c : tree.counters()) {
             assertFalse(criu.pidInUse(c.pid()), "pid " + c.pid() + " is in use after a failed restore");
         }

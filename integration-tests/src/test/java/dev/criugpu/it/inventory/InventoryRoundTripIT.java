@@ -10,10 +10,10 @@ import dev.criugpu.it.CriuCommand;
 import dev.criugpu.it.CriuContainer;
 import dev.criugpu.it.CriuImage;
 import dev.criugpu.it.DockerRequired;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import dev.criugpu.it.SharedCriuContainer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.math.BigInteger;
@@ -32,24 +32,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 @ExtendWith(DockerRequired.class)
 class InventoryRoundTripIT {
     private static final String IMAGES = "/tmp/inv-roundtrip.img";
-    private static CriuContainer criu;
-
-    @BeforeAll
-    static void start() {
-        criu = CriuContainer.start(CriuImage.CRIU_4_2_1);
-    }
-
-    @AfterAll
-    static void stop() {
-        if (criu != null) criu.close();
-    }
+    @RegisterExtension
+    static final SharedCriuContainer shared = SharedCriuContainer.plain(CriuImage.CRIU_4_2_1);
 
     @Test
-    void readerMatchesCritAndCriuRestoresFromOurRewrittenInventory(@TempDir Path host) throws ImageException {
+    void readerMatchesCritAndCriuRestoresFromOurRewrittenInventory(CriuContainer criu, @TempDir Path host) throws ImageException {
         CounterWorkload tree = CounterWorkload.startTree(criu, "/tmp/inv-roundtrip");
         CriuCommand.dump(tree.rootPid(), IMAGES).runIn(criu).orFail();
-        tree.awaitGone();
-        List<Long> atDump = tree.lastValues();
+        List<Long> atDump = tree.awaitDumped();
         ImageTransfer.copyDirOut(criu, IMAGES, host);
 
         Crit.Image critInventory = Crit.show(criu, IMAGES + "/inventory.img");

@@ -2,12 +2,13 @@ package dev.criugpu.inventory.inspect;
 
 import dev.criugpu.inventory.Fixtures;
 import dev.criugpu.inventory.InventoryPlugins;
-import dev.criugpu.inventory.MiniJson;
+import dev.criugpu.inventory.Json;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -73,41 +74,41 @@ class InspectCommandTest {
         Path dir = gpuCheckpoint();
         Result r = inspect(dir.toString(), "--json");
         assertEquals(0, r.rc(), r.err());
-        Map<String, Object> doc = MiniJson.obj(MiniJson.parse(r.out()));
-        assertEquals(1L, doc.get("schema"));
+        Map<String, Object> doc = Json.object(Json.parse(r.out()));
+        assertEquals(BigInteger.ONE, doc.get("schema"));
         assertEquals(dir.toAbsolutePath().toString(), doc.get("directory"));
 
-        Map<String, Object> criu = MiniJson.obj(doc.get("criu"));
-        Map<String, Object> critInventory = MiniJson.obj(Fixtures.critEntries(
+        Map<String, Object> criu = Json.object(doc.get("criu"));
+        Map<String, Object> critInventory = Json.object(Fixtures.critEntries(
                 Fixtures.dir("tree").resolve("inventory.img")).getFirst());
         assertEquals(critInventory.get("img_version"), criu.get("img_version"));
         assertEquals(critInventory.get("dump_criu_run_id"), criu.get("run_id"));
-        assertEquals(critInventory.get("lsmtype"), MiniJson.obj(criu.get("inventory")).get("lsmtype"));
+        assertEquals(critInventory.get("lsmtype"), Json.object(criu.get("inventory")).get("lsmtype"));
 
-        Map<String, Object> plugins = MiniJson.obj(doc.get("plugins"));
+        Map<String, Object> plugins = Json.object(doc.get("plugins"));
         assertEquals(true, plugins.get("recorded"));
         assertEquals(List.of("cuda_plugin", "amdgpu_plugin"), plugins.get("required"));
 
         // Processes: exactly crit's pstree, plus the command from each core image.
-        List<Object> procs = MiniJson.arr(doc.get("processes"));
+        List<Object> procs = Json.array(doc.get("processes"));
         List<Object> critTree = Fixtures.critEntries(Fixtures.dir("tree").resolve("pstree.img"));
         assertEquals(critTree.size(), procs.size());
         for (int i = 0; i < procs.size(); i++) {
-            Map<String, Object> p = MiniJson.obj(procs.get(i));
-            Map<String, Object> c = MiniJson.obj(critTree.get(i));
+            Map<String, Object> p = Json.object(procs.get(i));
+            Map<String, Object> c = Json.object(critTree.get(i));
             for (String k : List.of("pid", "ppid", "pgid", "sid", "threads")) assertEquals(c.get(k), p.get(k), k);
-            Object comm = MiniJson.obj(MiniJson.obj(Fixtures.critEntries(Fixtures.dir("tree")
+            Object comm = Json.object(Json.object(Fixtures.critEntries(Fixtures.dir("tree")
                     .resolve("core-" + c.get("pid") + ".img")).getFirst()).get("tc")).get("comm");
             assertEquals(comm, p.get("command"));
         }
 
-        List<Object> gpu = MiniJson.arr(doc.get("gpu"));
-        Map<String, Object> amd = gpu.stream().map(MiniJson::obj)
+        List<Object> gpu = Json.array(doc.get("gpu"));
+        Map<String, Object> amd = gpu.stream().map(Json::object)
                 .filter(g -> g.get("plugin").equals("amdgpu_plugin")).findFirst().orElseThrow();
         assertEquals(true, amd.get("listed"));
-        assertEquals(1000L + (3 << 20), amd.get("total_bytes"));
-        assertEquals(List.of(Map.of("name", "amdgpu-kfd-16.img", "bytes", 1000L),
-                Map.of("name", "amdgpu-pages-16-0.img", "bytes", (long) (3 << 20))), amd.get("files"));
+        assertEquals(BigInteger.valueOf(1000L + (3 << 20)), amd.get("total_bytes"));
+        assertEquals(List.of(Map.of("name", "amdgpu-kfd-16.img", "bytes", BigInteger.valueOf(1000)),
+                Map.of("name", "amdgpu-pages-16-0.img", "bytes", BigInteger.valueOf(3 << 20))), amd.get("files"));
     }
 
     @Test

@@ -1,4 +1,4 @@
-package dev.criugpu.it.inventory;
+package dev.criugpu.inventory;
 
 import java.math.BigDecimal;
 import java.math.BigInteger;
@@ -12,8 +12,10 @@ import java.util.Map;
  * --json}): objects become {@link LinkedHashMap}, arrays {@link List}, integers {@link BigInteger}, other
  * numbers {@link BigDecimal}, and {@code true}/{@code false}/{@code null} the Java values. Anything else, or
  * trailing text, is an {@link IllegalArgumentException} naming the offset.
+ *
+ * <p>Shared with integration-tests through this module's test-jar.
  */
-final class Json {
+public final class Json {
     private final String text;
     private int pos;
 
@@ -21,12 +23,26 @@ final class Json {
         this.text = text;
     }
 
-    static Object parse(String text) {
+    public static Object parse(String text) {
         Json p = new Json(text);
         Object value = p.value();
         p.skipSpace();
         if (p.pos != text.length()) throw p.error("trailing text after the JSON value");
         return value;
+    }
+
+    /** {@code value} as a JSON object, or an IllegalArgumentException saying what it is instead. */
+    @SuppressWarnings("unchecked")
+    public static Map<String, Object> object(Object value) {
+        if (!(value instanceof Map<?, ?>)) throw new IllegalArgumentException("JSON: expected an object, got " + value);
+        return (Map<String, Object>) value;
+    }
+
+    /** {@code value} as a JSON array, or an IllegalArgumentException saying what it is instead. */
+    @SuppressWarnings("unchecked")
+    public static List<Object> array(Object value) {
+        if (!(value instanceof List<?>)) throw new IllegalArgumentException("JSON: expected an array, got " + value);
+        return (List<Object>) value;
     }
 
     private Object value() {

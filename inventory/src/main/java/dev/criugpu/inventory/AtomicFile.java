@@ -1,0 +1,109 @@
+package dev.criugpu.inventory;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * A file written under a temporary dot-name next to its target and made visible only by {@link #commit}: fsync,
+ * atomic rename over the target, fsync of the directory. Closing without committing deletes the temporary file
+ * and leaves any existing target untouched. New files are created 0600 (as {@link Files#createTempFile} makes
+ * them).
+ */
+final class AtomicFile implements AutoCloseable {
+    private final Path target;
+    private final Path temp;
+    private final FileChannel channel;
+    private boolean done;
+
+    private AtomicFile(Path target, Path temp, FileChannel channel) {
+        this.target = target;
+        this.temp = temp;
+        this.channel = channel;
+    }
+
+    /** Creates the temporary file for {@code target} in the target's directory; nothing is visible there yet. */
+    static AtomicFile create(Path target) throws ImageException {
+        Path dir = target.toAbsolutePath().getParent();
+        try {
+            Path temp = Files.createTempFile(dir, "." + target.getFileName() + ".", ".tmp");
+            return new AtomicFile(target, temp, FileChannel.open(temp, StandardOpenOption.WRITE));
+        } catch (IOException e) {
+            throw new ImageException(target, "cannot create a temporary file in " + dir + ": " + e.getMessage(), e);
+        }
+    }
+
+    Path target() {
+        return target;
+    }
+
+    /** Where the bytes go until commit. */
+    FileChannel channel() {
+        return channel;
+    }
+
+    /** Fails once the file is committed or closed, as every write after that would. */
+    void ensureOpen() throws ImageException {
+        if (done) throw new ImageException(target, "writer already closed");
+    }
+
+    /**
+     * Makes the file durable and visible at its name, replacing any previous file atomically. On failure the
+     * temporary file is deleted and the target is left as it was.
+     *
+     * @param syncMetadata    fsync the file's metadata too (fsync rather than fdatasync)
+     * @param keepPermissions give the new file the permissions of the one it replaces, if there is one
+     */
+    void commit(boolean syncMetadata, boolean keepPermissions) throws ImageException {
+        ensureOpen();
+        try {
+            channel.force(syncMetadata);
+            channel.close();
+            if (keepPermissions && Files.exists(target)) {
+                Files.setPosixFilePermissions(temp, Files.getPosixFilePermissions(target));
+            }
+            try {
+                Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } catch (AtomicMoveNotSupportedException e) {
+                throw new ImageException(target, "cannot rename atomically in " + temp.getParent(), e);
+            }
+            done = true;
+            syncDirectory(target.toAbsolutePath().getParent());
+        } catch (ImageException e) {
+            close();
+            throw e;
+        } catch (IOException e) {
+            close();
+            throw new ImageException(target, "cannot commit: " + e.getMessage(), e);
+        }
+    }
+
+    /** Discards the temporary file unless {@link #commit} succeeded. Never throws. */
+    @Override
+    public void close() {
+        if (done) return;
+        done = true;
+        try {
+            channel.close();
+        } catch (IOException ignored) {
+            // deleting the temporary file below is what matters
+        }
+        try {
+            Files.deleteIfExists(temp);
+        } catch (IOException ignored) {
+            // a leftover dot-file is harmless; criu never reads it
+        }
+    }
+
+    private static void syncDirectory(Path dir) {
+        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+            d.force(true);
+        } catch (IOException ignored) {
+            // some filesystems refuse fsync on directories; the rename itself is already atomic
+        }
+    }
+}
