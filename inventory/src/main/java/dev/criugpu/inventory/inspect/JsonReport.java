@@ -2,7 +2,7 @@ package dev.criugpu.inventory.inspect;
 
 import dev.criugpu.inventory.images.InventoryEntry;
 
-/** {@code criu-gpu inspect --json}: the schema is documented in inventory/README-inspect.md. */
+/** {@code criu-gpu inspect --json}: the schema is documented in README.md ("inspect"). */
 final class JsonReport {
     static final int SCHEMA_VERSION = 1;
 
