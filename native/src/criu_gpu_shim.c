@@ -38,10 +38,6 @@
 #ifndef SHIM_HW_NAME
 #error "SHIM_HW_NAME (the hardware, e.g. NVIDIA GPU) must be defined"
 #endif
-/* 1: on restore the JVM starts at init, before criu forks (the plugin needs Java to prepare child work). */
-#ifndef SHIM_JAVA_AT_RESTORE_INIT
-#define SHIM_JAVA_AT_RESTORE_INIT 0
-#endif
 
 /* Facts from criu-plugin.h (not included: the shim builds without libcriu-dev). */
 enum { STAGE_DUMP = 0, STAGE_PRE_DUMP = 1, STAGE_RESTORE = 2 };
@@ -437,7 +433,10 @@ static int call_bootstrap(JNIEnv *env, char *why, size_t why_len)
 	return rc;
 }
 
-/* Starts or joins the JVM and runs Bootstrap for this plugin. 0 on success, else negative errno. */
+/* start_java's answer when the JVM runs but the plugin's init failed (it logged why): fail the command. */
+#define JAVA_REFUSED (-ECANCELED)
+
+/* Starts or joins the JVM and runs Bootstrap for this plugin. 0 on success, JAVA_REFUSED, or a negative errno. */
 static int start_java(bool park_pids)
 {
 	char why[PATH_MAX + 256] = "";
@@ -463,8 +462,11 @@ static int start_java(bool park_pids)
 	free_config(&cfg);
 	if (rc) {
 		g.java_failed = true;
-		shim_log(CRIU_LOG_ERROR, "cannot start the JVM: %s", why);
-		return rc;
+		if (!env)
+			shim_log(CRIU_LOG_ERROR, "cannot start the JVM: %s", why);
+		else
+			shim_log(CRIU_LOG_ERROR, "the Java side refused this command: %s", why);
+		return env ? JAVA_REFUSED : rc;
 	}
 	g.java_ready = true;
 	return 0;
@@ -569,27 +571,19 @@ static int shim_init(int stage)
 
 	g.enabled = true;
 	shim_log(CRIU_LOG_INFO, "enabled%s", forced ? " (forced by CRIU_GPU_PLUGIN_FORCE=1)" : "");
-	if (stage == STAGE_DUMP || SHIM_JAVA_AT_RESTORE_INIT) {
-		int rc = start_java(stage == STAGE_RESTORE);
+	/*
+	 * Java starts now, on restore too: before criu forks anything, so a restore the plugin cannot carry out
+	 * (missing GPU, bad device map) is refused while the images and pids are untouched. Its threads are parked
+	 * at the top of the pid range, and Java checks them against pstree.img (DESIGN rule 3).
+	 */
+	int rc = start_java(stage == STAGE_RESTORE);
 
-		if (rc && stage == STAGE_RESTORE && g.services.inventory_claim == CRIU_GPU_CLAIM_LISTED)
-			return rc; /* the image needs us and we cannot run */
-		if (rc)
-			disable("the JVM did not start");
-		return 0;
-	}
-	/* Restore: Java starts at the first hook that needs it, once the restored pids exist. Check now that
-	 * it will be able to, while failing is still clean. */
-	struct jvm_config cfg;
-	char why[PATH_MAX + 256];
-
-	if (read_config(&cfg, why, sizeof(why)) || !open_libjvm(cfg.java_home, why, sizeof(why))) {
-		shim_log(CRIU_LOG_ERROR, "cannot start the JVM: %s", why);
-		if (g.services.inventory_claim == CRIU_GPU_CLAIM_LISTED)
-			return -ENOENT;
-		disable("the JVM cannot start");
-	}
-	free_config(&cfg);
+	if (rc == JAVA_REFUSED)
+		return rc;
+	if (rc && stage == STAGE_RESTORE && g.services.inventory_claim == CRIU_GPU_CLAIM_LISTED)
+		return rc; /* the image needs us and we cannot run */
+	if (rc)
+		disable("the JVM did not start");
 	return 0;
 }
 
@@ -607,12 +601,10 @@ static void shim_exit(int stage, int ret)
 
 /* ---------------------------------------------------------------- hook trampolines */
 
-/* The Java stub for a main-process hook, starting Java first if this restore deferred it; NULL: not ours. */
+/* The Java stub for a main-process hook; NULL when Java does not serve it (or in a forked child). */
 static void *java_hook(int id)
 {
-	if (!g.enabled || getpid() != g.criu_pid)
-		return NULL;
-	if (!g.java_ready && start_java(false))
+	if (!g.java_ready || getpid() != g.criu_pid)
 		return NULL;
 	return java_table[id];
 }

@@ -5,6 +5,7 @@ import dev.criugpu.api.CriuServices;
 import dev.criugpu.api.Diagnosis;
 import dev.criugpu.api.Hook;
 import dev.criugpu.api.Stage;
+import dev.criugpu.inventory.RestoreIds;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,6 +37,7 @@ public final class AmdgpuPlugin implements CriuPlugin {
 
     @Override
     public int init(Stage stage, CriuServices services) {
+        if (stage == Stage.RESTORE) RestoreIds.requireNoJvmCollision(services);
         log.info("Java side ready for {}", stage);
         return 0;
     }

@@ -19,6 +19,7 @@ import dev.criugpu.cuda.gpu.NvidiaGpus;
 import dev.criugpu.cuda.image.CudaTaskImages;
 import dev.criugpu.inventory.ImageException;
 import dev.criugpu.inventory.ImageIO;
+import dev.criugpu.inventory.RestoreIds;
 import dev.criugpu.inventory.images.PstreeEntry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -63,6 +64,7 @@ public final class CudaPlugin implements CriuPlugin {
             log.info("disabled for pre-dump: GPU memory is dumped only by a full dump");
             return 0;
         }
+        if (stage == Stage.RESTORE) RestoreIds.requireNoJvmCollision(services);
         PluginConfig config;
         try {
             config = PluginConfig.load(System.getenv(), cfgFile(services.pluginDir()));

@@ -85,7 +85,6 @@ final class RestoreSession {
         }
         this.mapping = plan;
         this.planError = error;
-        if (planError != null && !pending.isEmpty()) log.error("CUDA restore cannot proceed: {}", planError);
     }
 
     /**

@@ -80,4 +80,21 @@ class GpuMappingTest {
                 List.of(g(8, 0, H100), g(9, 1, H100)), Map.of());
         assertEquals(Map.of(u(1), u(8), u(2), u(9)), m.asMap());
     }
+
+    @Test
+    void movingTaskListsEveryVisibleGpuAsAOneToOneMap() {
+        // a task on GPU 1 sent to GPU 2 of a two-GPU host: GPU 2, visible to it too, must go somewhere: GPU 1
+        GpuMapping m = GpuMapping.plan(List.of(g(1, 0, H100)), List.of(g(1, 0, H100), g(2, 1, H100)), Map.of(u(1), u(2)));
+        assertEquals(List.of(new GpuPair(u(1), u(2)), new GpuPair(u(2), u(1))),
+                m.pairsFor(List.of(u(1)), List.of(u(1), u(2)), List.of(u(1), u(2))));
+    }
+
+    @Test
+    void visibleGpuStaysWhenItsPlaceIsFreeAndNothingIsAddedWithoutAMove() {
+        GpuMapping m = GpuMapping.plan(List.of(g(1, 0, H100)), List.of(g(2, 1, H100), g(3, 2, H100)), Map.of());
+        assertEquals(List.of(new GpuPair(u(1), u(2)), new GpuPair(u(3), u(3))),
+                m.pairsFor(List.of(u(1)), List.of(u(1), u(3)), List.of(u(2), u(3))));
+        GpuMapping still = GpuMapping.plan(List.of(g(1, 0, H100)), List.of(g(1, 0, H100), g(2, 1, H100)), Map.of());
+        assertEquals(List.of(), still.pairsFor(List.of(u(1)), List.of(u(1), u(2)), List.of(u(1), u(2))));
+    }
 }

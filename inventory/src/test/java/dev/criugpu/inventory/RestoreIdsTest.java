@@ -1,0 +1,23 @@
+package dev.criugpu.inventory;
+
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Path;
+import java.util.Set;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+class RestoreIdsTest {
+    @Test
+    void pidsAndThreadsOfTheRealTreeImage() throws Exception {
+        // the fixture is criu 4.2.1's dump of sh (16) with two sleeps (20, 21), one thread each
+        assertEquals(Set.of(16, 20, 21), RestoreIds.of(Fixtures.dir("tree")));
+    }
+
+    @Test
+    void missingPstreeNamesTheFile() {
+        ImageException e = assertThrows(ImageException.class, () -> RestoreIds.of(Path.of("/nonexistent-dir")));
+        assertEquals(Path.of("/nonexistent-dir/pstree.img"), e.file());
+    }
+}
