@@ -45,14 +45,45 @@ field() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" <<<"$1"; }
 # ready_gpus TAG: the gpus= of TAG's ready line
 ready_gpus() { field "$(grep -E "^\[$1 [0-9]+\] ready " "$PLOG" | tail -n1)" gpus; }
 
+# smi_used PID: "GPU-uuid MiB" lines of PID's device memory, from nvidia-smi's compute-apps (the driver's view)
+smi_used() {
+    nvidia-smi --query-compute-apps=pid,gpu_uuid,used_memory --format=csv,noheader,nounits 2>/dev/null |
+        awk -F', *' -v p="$1" '$1 == p { print $2, $3 }' | sort
+}
+
+# placed NAME TAG UUIDS: where TAG's device memory is now, by nvidia-smi (the authority: after a remapping restore
+# CUDA inside the process still reports the GPUs of the dump, uuid and bus id alike). UUIDS (comma-separated) are
+# the GPUs the state of TAG's GPUs (in its ready line's order) must be on now: nvidia-smi lists the pid on exactly
+# those, and where the dump recorded figures (NAME's dump, smi-at-dump) each holds what its old GPU held, give or
+# take 256 MiB (cuda_multi --pad-step-mib makes them differ by more, so a swap shows)
+placed() {
+    local name="$1" tag="$2" want="$3" pid old i now got before after
+    pid=$(sed -n "s/^\[$tag \([0-9]*\)\] .*/\1/p" "$PLOG" | tail -n1)
+    now=$(smi_used "$pid")
+    echo "$now" >"$LOGS/$name.$tag.smi-after"
+    got=$(awk '{print $1}' <<<"$now" | sort | paste -sd,)
+    [[ "$got" == "$(tr , '\n' <<<"$want" | sort | paste -sd,)" ]] ||
+        { CKPT_WHY="$tag (pid $pid): nvidia-smi shows its memory on [$got], expected [$want] (CUDA in the process reports $(field "$(grep -E "^\[$tag [0-9]+\] verify counter=" "$PLOG" | tail -n1)" gpus))"; return 1; }
+    IFS=, read -r -a old <<<"$(ready_gpus "$tag")"
+    IFS=, read -r -a want <<<"$want"
+    [[ -s "$LOGS/${AT_DUMP_NAME:-}.$tag.smi-at-dump" ]] || return 0
+    for i in "${!old[@]}"; do
+        before=$(awk -v g="${old[$i]}" '$1 == g {print $2}' "$LOGS/$AT_DUMP_NAME.$tag.smi-at-dump")
+        after=$(awk -v g="${want[$i]}" '$1 == g {print $2}' <<<"$now")
+        [[ -n "$before" && -n "$after" ]] || continue
+        ((after - before <= 256 && before - after <= 256)) ||
+            { CKPT_WHY="$tag: ${old[$i]} held $before MiB at dump, but ${want[$i]} (its target) holds $after MiB now [$(paste -sd';' <<<"$now")]"; return 1; }
+    done
+}
+
 # mcheck NAME [TAG=UUIDS ...]: every tag ticks 5 more, contiguous from 1; SIGUSR1 check: bad=0, peer ok|none,
-# and (where given) the GPUs it reports are UUIDS (comma-separated, in its order); CUDA state RUNNING
+# and (where given) nvidia-smi places the tag's memory as UUIDS says (see placed); CUDA state RUNNING
 mcheck() {
     local name="$1" tag last n line want got
     shift
     for tag in "${TAGS[@]}"; do
         last=$(last_tick "$PLOG" "$tag")
-        wait_for "$PLOG" "^\[$tag [0-9]+\] tick $((last + 5))$" 60 || { CKPT_WHY="$tag stopped ticking after tick $last: $(grep -E "^\[$tag .*error" "$PLOG" | tail -n1) [plugin: $(grep -oE 'cuda_plugin: .*(CUDA restore|restored|refused|cannot).*' "$LOGS/$name.restore.log" | head -n2 | paste -sd' ')]"; return 1; }
+        wait_for "$PLOG" "^\[$tag [0-9]+\] tick $((last + 5))$" 60 || { CKPT_WHY="$tag stopped ticking after tick $last: $(grep -E "^\[$tag .*error" "$PLOG" | tail -n1) [plugin: $(plugin_restore_lines "$name")]"; return 1; }
     done
     counters_continue "$PLOG" "${TAGS[@]}" || return 1
     n=$(count_lines "$PLOG" ' verify counter=')
@@ -64,12 +95,16 @@ mcheck() {
         [[ "$(field "$line" peer)" =~ ^(ok|none)$ ]] || { CKPT_WHY="$tag: peer copy check failed: $line"; return 1; }
     done
     for want in "$@"; do
-        tag="${want%%=*}" want="${want#*=}"
-        got=$(field "$(grep -E "^\[$tag [0-9]+\] verify counter=" "$PLOG" | tail -n1)" gpus)
-        [[ "$got" == "$want" ]] || { CKPT_WHY="$tag runs on $got, expected $want (nvidia-smi: $(nvidia-smi --query-compute-apps=pid,gpu_uuid,used_memory --format=csv,noheader | paste -sd';'))"; return 1; }
+        placed "$name" "${want%%=*}" "${want#*=}" || return 1
     done
     # the CUDA workers only: a CPU-only parent has no CUDA state to ask about
     expect_running "$name" $(for tag in "${TAGS[@]}"; do sed -n "s/^\[$tag \([0-9]*\)\] .*/\1/p" "$PLOG" | tail -n1; done)
+}
+
+# plugin_restore_lines NAME: the plugin's restore outcome lines of NAME's restore.log (info and error forms)
+plugin_restore_lines() {
+    grep -oE '(cuda_plugin|\(cuda_plugin\)): .*(CUDA restore|restored|refused|cannot).*' "$LOGS/$1.restore.log" 2>/dev/null |
+        head -n2 | paste -sd' '
 }
 
 # mstop: SIGTERM; every tag ends with a clean final check
@@ -85,9 +120,19 @@ mstop() {
 # mdump NAME IMG: criu dump with the plugin; the program log is kept as it was at the dump (LOG_AT_DUMP) so the
 # same images can be restored several times (criu checks the size of files the tasks had open)
 mdump() {
-    local name="$1" img="$2"
+    local name="$1" img="$2" tag pid
+    for tag in "${TAGS[@]}"; do
+        pid=$(sed -n "s/^\[$tag \([0-9]*\)\] .*/\1/p" "$PLOG" | tail -n1)
+        smi_used "$pid" >"$LOGS/$name.$tag.smi-at-dump"
+    done
+    AT_DUMP_NAME="$name"
     checkpoint_tree plugin "$name" "$ROOT" "$img" || return 1
     reap_dumped "$ROOT"
+    # the plugin's guardian (a detached JVM) outlives criu dump and then writes cuda-plugin-guard.log into the
+    # images dir: let it finish, so it neither races a restore nor changes the images dir under a later check
+    if [[ -n "$(ls "$img"/cuda-plugin-*.img 2>/dev/null)" ]] && ! wait_for "$img/cuda-plugin-guard.log" '^cuda guardian: ' 60; then
+        note "INFO $name: the CUDA guardian wrote no line within 60 s (cuda-plugin-guard.log: $(tail -n1 "$img/cuda-plugin-guard.log" 2>&1))"
+    fi
     LOG_AT_DUMP="$LOGS/$name.program.at-dump"
     cp "$PLOG" "$LOG_AT_DUMP"
 }
@@ -107,8 +152,9 @@ mrestore() {
     return $rc
 }
 
-# images_fingerprint IMG: names, sizes and mtimes of the image files
-images_fingerprint() { (cd "$1" && stat -c '%n %s %Y' -- * | sort); }
+# images_fingerprint IMG: names, sizes and contents of the image files (*.img: criu's and our cuda-plugin-*.img).
+# Logs are left out: cuda-plugin-guard.log is written by the dump's guardian after criu dump returns.
+images_fingerprint() { (cd "$1" && stat -c '%n %s' -- *.img && sha256sum -- *.img) | sort; }
 
 # ------------------------------------------------------------------ item 1
 # case_tree_per_gpu NAME MIB: one CUDA process per GPU under a CPU-only parent; dump, restore, all intact
@@ -134,31 +180,51 @@ case_tree_per_gpu() {
 }
 
 # ------------------------------------------------------------------ items 2 and 3 (two GPUs in one process)
-# case_two_gpu NAME MIB: one process, MIB on GPU 0 and on GPU 1, peer copies both ways; dump, restore in place
-# (item 2), then the same images restored with the GPUs swapped (item 3)
+# driver_round_trip NAME: the driver alone (cuda_ckpt suspend + resume in place, no criu) on $ROOT, then 5 more
+# ticks: tells a driver limitation from a fault of the criu path. Sets CONTROL_WHY when it fails.
+driver_round_trip() {
+    local name="$1" last
+    CONTROL_WHY=""
+    last=$(last_tick "$PLOG" p)
+    if ! helper "$name" suspend "$ROOT" || ! helper "$name" resume "$ROOT"; then
+        CONTROL_WHY="$(grep -E 'failed' "$LOGS/$name.cuda_ckpt" | tail -n1)"; return 1
+    fi
+    wait_for "$PLOG" "^\[p [0-9]+\] tick $((last + 5))$" 60 || { CONTROL_WHY="no tick after the driver-only resume"; return 1; }
+}
+
+# case_two_gpu NAME MIB ACCESS: one process, MIB on GPU 0 and MIB+1024 on GPU 1, copies between them (ACCESS 1:
+# peer access enabled, 0: staged copies); a driver-only round trip first; dump, restore in place (item 2), then
+# the same images restored with the GPUs swapped (item 3)
 case_two_gpu() {
-    local name="$1" mib="$2" img="$IMG_ROOT/$1" u0 u1 ready
+    local name="$1" mib="$2" access="$3" img="$IMG_ROOT/$1" u0 u1 ready flags=(--peer --pad-step-mib 1024) ctl=""
     TREE_PIDS=()
     ((NGPU >= 2)) || { fail "$name" "needs 2 GPUs, this host has $NGPU"; fail "$name-swapped" "needs 2 GPUs"; return; }
     u0=${GPU_UUID[0]} u1=${GPU_UUID[1]}
-    if ! mstart "$name" "p" --gpus 0,1 --peer --mib "$mib"; then fail "$name" "$CKPT_WHY"; fail "$name-swapped" "not reached"; kill_all "$ROOT"; return; fi
+    ((access)) || flags+=(--no-peer-access)
+    if ! mstart "$name" "p" --gpus 0,1 "${flags[@]}" --mib "$mib"; then fail "$name" "$CKPT_WHY"; fail "$name-swapped" "not reached"; kill_all "$ROOT"; return; fi
     ready=$(grep -E '^\[p [0-9]+\] ready ' "$PLOG" | tail -n1)
-    if [[ "$(field "$ready" peer)" != ok || "$(field "$ready" gpus)" != "$u0,$u1" ]]; then
-        fail "$name" "before the dump: $ready"; fail "$name-swapped" "not reached"; mstop; kill_all "$ROOT"; return
+    if [[ "$(field "$ready" peer)" != ok || "$(field "$ready" gpus)" != "$u0,$u1" || "$(field "$ready" peer-access)" != "$access" ]]; then
+        fail "$name" "before the dump (want peer-access=$access): $ready"; fail "$name-swapped" "not reached"; mstop; kill_all "$ROOT"; return
     fi
     grep -E '/dev/nvidia' "/proc/$ROOT/maps" | awk '{print $6}' | sort | uniq -c >"$LOGS/$name.maps-before" 2>&1
     ls -l "/proc/$ROOT/fd" >"$LOGS/$name.fds-before" 2>&1
+    if ! driver_round_trip "$name"; then
+        fail "$name" "driver limitation: the driver alone cannot restore this process in place either (cuda_ckpt suspend+resume, no criu, peer-access=$access): $CONTROL_WHY"
+        fail "$name-swapped" "not reached (driver limitation above)"
+        kill_all "$ROOT"; wait_gone 30 "$ROOT" || true; return
+    fi
+    ctl=" (the driver-only round trip of the same process passed, so the criu path is at fault)"
     if ! mdump "$name" "$img"; then fail "$name" "$CKPT_WHY"; fail "$name-swapped" "not reached"; kill_all "${TREE_PIDS[@]}"; return; fi
-    if ! mrestore "$name" "$img"; then fail "$name" "$CKPT_WHY"; kill_all "${TREE_PIDS[@]}";
-    elif ! mcheck "$name" "p=$u0,$u1"; then fail "$name" "$CKPT_WHY"; kill_all "${TREE_PIDS[@]}";
+    if ! mrestore "$name" "$img"; then fail "$name" "$CKPT_WHY$ctl"; kill_all "${TREE_PIDS[@]}";
+    elif ! mcheck "$name" "p=$u0,$u1"; then fail "$name" "$CKPT_WHY$ctl"; kill_all "${TREE_PIDS[@]}";
     elif ! mstop; then fail "$name" "no clean exit after restore"; kill_all "${TREE_PIDS[@]}";
     else
         pass "$name"
-        note "TIME $name mib-per-gpu=$mib dump=$T_DUMP restore=$T_RESTORE ($(field "$ready" peer-access | sed 's/^/peer-access=/'))"
+        note "TIME $name mib-per-gpu=$mib+pad dump=$T_DUMP restore=$T_RESTORE (peer-access=$access)"
     fi
     wait_gone 30 "${TREE_PIDS[@]}" || true
-    if ! mrestore "$name-swapped" "$img" "CRIU_CUDA_DEVICE_MAP=$u0=$u1,$u1=$u0"; then fail "$name-swapped" "$CKPT_WHY"; kill_all "${TREE_PIDS[@]}";
-    elif ! mcheck "$name-swapped" "p=$u1,$u0"; then fail "$name-swapped" "$CKPT_WHY"; kill_all "${TREE_PIDS[@]}";
+    if ! mrestore "$name-swapped" "$img" "CRIU_CUDA_DEVICE_MAP=$u0=$u1,$u1=$u0"; then fail "$name-swapped" "$CKPT_WHY$ctl"; kill_all "${TREE_PIDS[@]}";
+    elif ! mcheck "$name-swapped" "p=$u1,$u0"; then fail "$name-swapped" "$CKPT_WHY$ctl"; kill_all "${TREE_PIDS[@]}";
     elif ! mstop; then fail "$name-swapped" "no clean exit after restore"; kill_all "${TREE_PIDS[@]}";
     else
         pass "$name-swapped"

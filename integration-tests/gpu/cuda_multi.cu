@@ -4,12 +4,16 @@
 // copies a slice of each GPU's buffer onto the next GPU (cudaMemcpyPeer, peer access enabled where the hardware
 // allows) and checks the copy there, at start and on every check. No multicast object is ever created.
 //
-// Every start and every check names the GPUs the worker runs on, as CUDA reports them now:
+// Every start and every check names the GPUs the worker runs on, as CUDA reports them now (after a remapping
+// restore CUDA still reports the GPUs of the dump: the process keeps its devices' identity; nvidia-smi shows where
+// its memory really is):
 //   "[tag pid] ready gpus=UUID[,UUID] mib=N bad=M peer=ok|none|fail"
 //   "[tag pid] verify counter=N bad=M peer=ok|none|fail gpus=UUID[,UUID] bus=BUSID[,BUSID]"   (SIGUSR1)
 //   "[tag pid] exit counter=N bad=M peer=..."                                                    (SIGTERM; rc 0 iff clean)
 //
-// usage: cuda_multi [--mib N] [--gpus 0,1] [--peer] [--per-gpu N] [--tick-ms T]
+// usage: cuda_multi [--mib N] [--gpus 0,1] [--peer] [--no-peer-access] [--pad-step-mib S] [--per-gpu N] [--tick-ms T]
+//   --no-peer-access  with --peer: copies without enabling peer access (staged by the driver)
+//   --pad-step-mib S  the k-th GPU of the process also holds k*S MiB, untouched (tells GPUs apart in nvidia-smi)
 //   --gpus LIST   device ordinals this process uses (default 0)
 //   --per-gpu N   the process itself uses no CUDA: it forks N workers, worker i (tag gi) uses device i alone;
 //                 it forwards SIGUSR1/SIGTERM to them and reaps them
@@ -179,6 +183,11 @@ static void describe_gpus(char *uuids, size_t ulen, char *buses, size_t blen)
     }
 }
 
+// peer_access: enable direct peer access where the GPUs allow it (0: cudaMemcpyPeer stays staged through the host).
+// pad_step: GPU k of the process also holds an untouched k * pad_step MiB, so nvidia-smi tells its GPUs apart.
+static int peer_access = 1;
+static uint64_t pad_step;
+
 static int run_worker(uint64_t mib, const int *devs, int ndev, int peer, long tick_ms)
 {
     char uuids[MAX_GPUS * 48], buses[MAX_GPUS * 24];
@@ -196,11 +205,16 @@ static int run_worker(uint64_t mib, const int *devs, int ndev, int peer, long ti
         CHECK(cudaMalloc(&g->d_bad, sizeof(*g->d_bad)));
         if (peer_on)
             CHECK(cudaMalloc(&g->scratch, PEER_BYTES));
+        if (pad_step * k) {
+            void *pad;
+            CHECK(cudaMalloc(&pad, pad_step * k * 1024 * 1024));
+            CHECK(cudaMemset(pad, 0, pad_step * k * 1024 * 1024));
+        }
         fill<<<1024, 256>>>(g->buf, words, g->seed);
         CHECK(cudaGetLastError());
     }
     int access = 0;
-    if (peer_on) {
+    if (peer_on && peer_access) {
         // direct peer access where the GPUs allow it; cudaMemcpyPeer works (staged) either way
         access = 1;
         for (int k = 0; k < ndev; k++) {
@@ -299,6 +313,10 @@ int main(int argc, char **argv)
             peer = 1;
             continue;
         }
+        if (!strcmp(a, "--no-peer-access")) {
+            peer_access = 0;
+            continue;
+        }
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v) {
             fprintf(stderr, "cuda_multi: %s needs a value\n", a);
@@ -312,6 +330,8 @@ int main(int argc, char **argv)
             per_gpu = atoi(v);
         else if (!strcmp(a, "--hog"))
             hog = atoll(v);
+        else if (!strcmp(a, "--pad-step-mib"))
+            pad_step = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--tick-ms"))
             tick_ms = atol(v);
         else {

@@ -4,7 +4,8 @@
 # Images on /dev/shm; logs packed into OUT_DIR/logs.tar.gz; OUT_DIR/summary.txt holds PASS/FAIL/TIME/INFO lines.
 #
 # usage (repo root, on the GPU host): bash integration-tests/gpu/run-multi-gpu.sh BUNDLE_DIR OUT_DIR
-# Env: MULTI_CASES "tree two-gpu single" (a subset, in that order)
+# Env: MULTI_CASES "tree two-gpu two-gpu-staged single" (a subset, in that order); two-gpu enables peer access,
+#                  two-gpu-staged copies between the GPUs without it
 #      TREE_MIB    device memory of each per-GPU process (default 16384)
 #      PEER_MIB    device memory on each GPU of the two-GPU process (default 4096)
 #      SINGLE_MIB  device memory of the GPU-0 process that is moved and refused (default 4096)
@@ -22,7 +23,7 @@ bundle="$(readlink -f "$1")"
 mkdir -p "$2"
 init_results "$(readlink -f "$2")"
 T_START=$(now_s)
-CASES="${MULTI_CASES:-tree two-gpu single}"
+CASES="${MULTI_CASES:-tree two-gpu two-gpu-staged single}"
 
 finish() {
     note "TIME total $(elapsed "$T_START")s"
@@ -47,7 +48,8 @@ note "SETUP criu $("$CRIU" --version | awk '/Version/ {print $2}'), $NGPU GPU(s)
 for c in $CASES; do
     case "$c" in
         tree) case_tree_per_gpu tree-one-process-per-gpu "${TREE_MIB:-16384}" ;;
-        two-gpu) case_two_gpu two-gpu-peer "${PEER_MIB:-4096}" ;;
+        two-gpu) case_two_gpu two-gpu-peer "${PEER_MIB:-4096}" 1 ;;
+        two-gpu-staged) case_two_gpu two-gpu-staged "${PEER_MIB:-4096}" 0 ;;
         single) case_single_moves single-gpu0 "${SINGLE_MIB:-4096}" ;;
         *) fail "$c" "unknown case (MULTI_CASES)" ;;
     esac

@@ -8,6 +8,7 @@ import dev.criugpu.cuda.gpu.GpuInfo;
 import dev.criugpu.cuda.gpu.GpuMapping;
 import dev.criugpu.cuda.gpu.GpuPair;
 import dev.criugpu.cuda.gpu.GpuUuid;
+import dev.criugpu.cuda.gpu.TaskGpuRecord;
 import dev.criugpu.cuda.image.CudaGpuEntry;
 import dev.criugpu.cuda.image.CudaTaskEntry;
 import dev.criugpu.cuda.proc.Procs;
@@ -44,7 +45,7 @@ final class RestoreSession {
     private final List<RestoreThreads.Woken> woken = new ArrayList<>();
     private final GpuMapping mapping;
     private final String planError;
-    private final List<GpuUuid> hostGpus;
+    private final List<GpuInfo> hostGpus;
 
     /**
      * @param records our per-task records from the images directory
@@ -56,7 +57,7 @@ final class RestoreSession {
         this.backend = backend;
         this.legacy = legacy && records.isEmpty();
         this.work = new TaskWork(parallel);
-        this.hostGpus = host.stream().map(GpuInfo::uuid).toList();
+        this.hostGpus = List.copyOf(host);
         List<GpuInfo> recorded = new ArrayList<>();
         for (CudaTaskEntry e : records) {
             if (treePids != null && !treePids.contains(e.getPid())) {
@@ -66,7 +67,7 @@ final class RestoreSession {
             byNsPid.put(e.getPid(), e);
             CudaState initial = initialOf(e);
             if (!Transitions.returnSteps(initial, CudaState.CHECKPOINTED).isEmpty()) pending.add(e.getPid());
-            for (CudaGpuEntry g : e.getGpusList()) recorded.add(gpu(g));
+            recorded.addAll(gpusOf(e).checkpointed());
         }
         GpuMapping plan = null;
         String error = null;
@@ -119,6 +120,13 @@ final class RestoreSession {
         return planError == null || pending.isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(planError);
     }
 
+    /** The record's GPUs: those it held memory on at dump are the checkpointed ones (see {@link TaskGpuRecord#of}). */
+    static TaskGpuRecord gpusOf(CudaTaskEntry e) {
+        Map<GpuInfo, Long> mapped = new java.util.LinkedHashMap<>();
+        for (CudaGpuEntry g : e.getGpusList()) mapped.put(gpu(g), g.getUsedMib());
+        return TaskGpuRecord.of(mapped, e.getVisibleList().stream().map(RestoreSession::gpu).toList());
+    }
+
     private static GpuInfo gpu(CudaGpuEntry g) {
         return new GpuInfo(GpuUuid.parse(g.getUuid()), g.getMinor(), g.getModel(), "");
     }
@@ -161,8 +169,7 @@ final class RestoreSession {
             return;
         }
         if (planError != null) throw new CriuException(Errno.ENODEV, "pid " + pid + ": " + planError);
-        List<GpuPair> pairs = mapping.pairsFor(entry.getGpusList().stream().map(g -> GpuUuid.parse(g.getUuid())).toList(),
-                entry.getVisibleList().stream().map(g -> GpuUuid.parse(g.getUuid())).toList(), hostGpus);
+        List<GpuPair> pairs = mapping.pairsFor(gpusOf(entry), hostGpus);
         OptionalInt tid = restoreThread(pid);
         if (tid.isEmpty()) {
             throw new CriuException(Errno.EIO, "pid " + pid + " was restored without a CUDA restore thread; "

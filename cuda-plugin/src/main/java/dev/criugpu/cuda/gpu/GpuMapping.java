@@ -10,10 +10,12 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * Where each GPU recorded at dump goes at restore. Policy: a GPU named in the explicit map goes where the map says;
- * a recorded GPU that is present (and not the target of another) stays; every other one goes to a free present GPU
- * of the same model, preferring the one with its old device minor, else the lowest free minor. The driver restores
- * only onto the same chip type, so models must match.
+ * Where each GPU that held a dumped task's CUDA state goes at restore. Policy, over the checkpointed GPUs of all
+ * tasks only (GPUs a task merely saw are placed afterwards, per task, by {@link #pairsFor(TaskGpuRecord, List)}):
+ * a GPU named in the explicit map goes where the map says; then a checkpointed GPU that is present (and not the
+ * target of another) stays; then every other one goes to a present GPU of the same model that nothing goes to yet,
+ * preferring the one with its old device minor, else the lowest minor. The driver restores only onto the same chip
+ * type, so models must match.
  */
 public final class GpuMapping {
     private final Map<GpuUuid, GpuUuid> map;
@@ -23,7 +25,7 @@ public final class GpuMapping {
     }
 
     /**
-     * @param recorded the GPUs the dumped tasks used (union over tasks)
+     * @param recorded the GPUs that held the dumped tasks' state (union over tasks of {@link TaskGpuRecord#checkpointed})
      * @param present the GPUs of this host that may be used
      * @param explicit the user's map (entries for GPUs not recorded are ignored)
      * @throws IllegalArgumentException one line naming the GPU that cannot be placed and why
@@ -86,40 +88,43 @@ public final class GpuMapping {
     }
 
     /**
-     * The pairs to pass when restoring a task that used {@code taskGpus}: empty when none of them moves (a plain
-     * restore), else one pair for every one of them (the driver wants every checkpointed GPU listed).
+     * The pairs to pass when restoring a task whose state was on {@code taskGpus}: empty when none of them moves (a
+     * plain restore), else one pair for every one of them (the driver wants every checkpointed GPU listed).
      */
     public List<GpuPair> pairsFor(Collection<GpuUuid> taskGpus) {
-        return pairsFor(taskGpus, List.of(), List.of());
+        return pairsFor(new TaskGpuRecord(taskGpus.stream().map(u -> new GpuInfo(u, -1, "", "")).toList(), List.of()), List.of());
     }
 
     /**
-     * As {@link #pairsFor(Collection)}, and when a GPU moves, every other GPU the task could see ({@code visible},
-     * recorded at dump) is listed too, so the pairs form a one-to-one map: the driver refuses a remapping restore
-     * that leaves a visible GPU out. Such a GPU stays where it is when nothing else goes there, else it takes a free
-     * GPU of {@code host} (every GPU of this host, including ones the plan was told to treat as absent), lowest
-     * first; it is left out only when none is free.
+     * As {@link #pairsFor(Collection)} for the task's checkpointed GPUs, and when one of them moves, every other GPU
+     * the task could see is listed too so that the pairs form a one-to-one map: the driver refuses a remapping
+     * restore that leaves a visible GPU out. Such a GPU stays where it is when nothing else goes there, else it takes
+     * a GPU of {@code host} (every GPU of this host, including ones the plan was told to treat as absent) that
+     * nothing goes to yet, of its own model if there is one, lowest first; it is left out only when none is left.
      */
-    public List<GpuPair> pairsFor(Collection<GpuUuid> taskGpus, Collection<GpuUuid> visible, List<GpuUuid> host) {
+    public List<GpuPair> pairsFor(TaskGpuRecord task, List<GpuInfo> host) {
         List<GpuPair> pairs = new ArrayList<>();
         boolean moves = false;
-        for (GpuUuid u : taskGpus) {
+        for (GpuUuid u : task.checkpointedUuids()) {
             GpuUuid to = map.get(u);
             if (to == null) throw new IllegalArgumentException("GPU " + u + " was not in the restore plan");
             pairs.add(new GpuPair(u, to));
             moves |= !u.equals(to);
         }
         if (!moves) return List.of();
-        Set<GpuUuid> sources = new LinkedHashSet<>(taskGpus);
+        Set<GpuUuid> sources = new LinkedHashSet<>(task.checkpointedUuids());
         Set<GpuUuid> targets = new LinkedHashSet<>();
         for (GpuPair p : pairs) targets.add(p.newUuid());
-        for (GpuUuid v : visible) {
-            if (!sources.add(v)) continue;
-            GpuUuid to = !targets.contains(v) && host.contains(v) ? v
-                    : host.stream().filter(h -> !targets.contains(h)).findFirst().orElse(null);
-            if (to == null) continue;
-            pairs.add(new GpuPair(v, to));
-            targets.add(to);
+        List<GpuInfo> byMinor = host.stream().sorted(java.util.Comparator.comparingInt(GpuInfo::minor)).toList();
+        for (GpuInfo v : task.visible()) {
+            if (!sources.add(v.uuid())) continue;
+            boolean stays = !targets.contains(v.uuid()) && byMinor.stream().anyMatch(h -> h.uuid().equals(v.uuid()));
+            Optional<GpuUuid> to = stays ? Optional.of(v.uuid())
+                    : byMinor.stream().filter(h -> !targets.contains(h.uuid()) && h.model().equals(v.model())).map(GpuInfo::uuid).findFirst()
+                    .or(() -> byMinor.stream().filter(h -> !targets.contains(h.uuid())).map(GpuInfo::uuid).findFirst());
+            if (to.isEmpty()) continue;
+            pairs.add(new GpuPair(v.uuid(), to.get()));
+            targets.add(to.get());
         }
         return List.copyOf(pairs);
     }
