@@ -11,7 +11,7 @@
 set -euo pipefail
 
 MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
-PACKAGES="criu,libcriu-dev,python3-pycriu,procps,util-linux,iproute2,zlib1g,ca-certificates"
+PACKAGES="criu,libcriu-dev,python3-pycriu,procps,util-linux,iproute2,zlib1g,ca-certificates,openjdk-25-jre-headless"
 LABEL="dev.criugpu.recipe"
 SELF="$(readlink -f "${BASH_SOURCE[0]}")"
 
