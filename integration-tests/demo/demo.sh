@@ -28,45 +28,58 @@ fi
 say "criu-gpu doctor (this host)"
 "$lib/bin/criu-gpu" doctor || true
 
-docker info >/dev/null 2>&1 || { echo "demo: docker is not reachable (start dockerd, see .ci/run)" >&2; exit 1; }
-docker image inspect "$image" >/dev/null 2>&1 || "$root/integration-tests/criu-image/build.sh" sid
-jdk=$(sed -n 's/^java.home=//p' "$lib/java/criu-gpu.cfg" | head -n1)
-
 name=criu-gpu-demo-$$
-trap 'docker rm -f "$name" >/dev/null 2>&1 || true' EXIT
-docker run -d --name "$name" --init --cap-add ALL --cap-drop SYS_RESOURCE \
-  --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
-  -v "$lib:/opt/criu-lib:ro" -v "$jdk:$jdk:ro" -e CRIU_GPU_PLUGIN_FORCE="${CRIU_GPU_PLUGIN_FORCE:-}" \
-  "$image" sleep infinity >/dev/null
-run() { docker exec "$name" bash -c "$1"; }
+if docker info >/dev/null 2>&1; then
+    # criu 4.2.1 in its container, our plugin dir (and the JDK it names) mounted read-only
+    docker image inspect "$image" >/dev/null 2>&1 || "$root/integration-tests/criu-image/build.sh" sid
+    jdk=$(sed -n 's/^java.home=//p' "$lib/java/criu-gpu.cfg" | head -n1)
+    trap 'docker rm -f "$name" >/dev/null 2>&1 || true' EXIT
+    docker run -d --name "$name" --init --cap-add ALL --cap-drop SYS_RESOURCE \
+      --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
+      -v "$lib:/opt/criu-lib:ro" -v "$jdk:$jdk:ro" -e CRIU_GPU_PLUGIN_FORCE="${CRIU_GPU_PLUGIN_FORCE:-}" \
+      "$image" sleep infinity >/dev/null
+    run() { docker exec "$name" bash -c "$1"; }
+    W=/tmp/demo LIB=/opt/criu-lib
+    fetch_images() { docker cp "$name:$W/img" "$1" >/dev/null; }
+elif command -v criu >/dev/null 2>&1 && [[ $(id -u) == 0 ]]; then
+    # no docker: this host's own criu (4.0 or newer)
+    W=$(mktemp -d /tmp/"$name".XXXXXX) LIB=$lib
+    trap '[[ -n "${pid:-}" ]] && kill -9 "$pid" 2>/dev/null; rm -rf "$W"' EXIT
+    run() { bash -c "$1"; }
+    fetch_images() { cp -r "$W/img" "$1"; }
+else
+    echo "demo: needs docker (start dockerd, see .ci/run) or, as root, a criu 4.0+ on PATH" >&2
+    exit 1
+fi
+run "mkdir -p $W/img"
 # the counter file is rewritten in place: read until a whole number shows (bounded)
-counter() { run 'for i in $(seq 200); do c=$(cat /tmp/counter 2>/dev/null); [ -n "$c" ] && break; sleep 0.01; done; echo "$c"'; }
+counter() { run 'for i in $(seq 200); do c=$(cat '"$W"'/counter 2>/dev/null); [ -n "$c" ] && break; sleep 0.01; done; echo "$c"'; }
 
-say "start a process that counts into /tmp/counter"
-run 'setsid sh -c "i=0; while :; do i=\$((i+1)); echo \$i >/tmp/counter; sleep 0.05; done" </dev/null >/dev/null 2>&1 & echo $! >/tmp/pid'
-pid=$(run 'cat /tmp/pid')
+say "start a process that counts into $W/counter"
+run 'setsid sh -c "i=0; while :; do i=\$((i+1)); echo \$i >'"$W"'/counter; sleep 0.05; done" </dev/null >/dev/null 2>&1 & echo $! >'"$W"'/pid'
+pid=$(run "cat $W/pid")
 echo "pid $pid, counter at $(counter)"
 
-say "criu dump --lib /opt/criu-lib (criu $(run 'criu --version | sed -n "s/Version: //p"'))"
+say "criu dump --lib $LIB (criu $(run 'criu --version | sed -n "s/Version: //p"'))"
 t0=$(date +%s%N)
-run "mkdir -p /tmp/img && criu dump -t $pid -D /tmp/img -v4 -o dump.log --lib /opt/criu-lib"
+run "criu dump -t $pid -D $W/img -v4 -o dump.log --lib $LIB"
 t1=$(date +%s%N)
 echo "dump took $(( (t1 - t0) / 1000000 )) ms; counter frozen at $(counter)"
 echo "what our plugins wrote into criu's log:"
-run "grep -E '(cuda|amdgpu)_plugin' /tmp/img/dump.log | grep -v 'hook [0-9]' | sed 's/^/  /'"
+run "grep -E '(cuda|amdgpu)_plugin' $W/img/dump.log | grep -v 'hook [0-9]' | sed 's/^/  /'"
 
 say "criu-gpu inspect of the checkpoint"
-docker cp "$name:/tmp/img" "/tmp/$name-img" >/dev/null
+fetch_images "/tmp/$name-img"
 "$lib/bin/criu-gpu" inspect "/tmp/$name-img" || true
 rm -rf "/tmp/$name-img"
 
-say "criu restore --lib /opt/criu-lib"
+say "criu restore --lib $LIB"
 before=$(counter)
 t0=$(date +%s%N)
-run "criu restore -D /tmp/img -v4 -o restore.log --lib /opt/criu-lib --restore-detached"
+run "criu restore -D $W/img -v4 -o restore.log --lib $LIB --restore-detached"
 t1=$(date +%s%N)
 echo "restore took $(( (t1 - t0) / 1000000 )) ms"
-run "grep -E '(cuda|amdgpu)_plugin' /tmp/img/restore.log | grep -v 'hook [0-9]' | sed 's/^/  /'"
+run "grep -E '(cuda|amdgpu)_plugin' $W/img/restore.log | grep -v 'hook [0-9]' | sed 's/^/  /'"
 after=$before
 for _ in $(seq 100); do after=$(counter); [[ $after -gt $before ]] && break; sleep 0.05; done
 echo "counter was $before at the dump, now $after: the process continued where it stopped"
