@@ -8,17 +8,9 @@
 #      BENCH_TREE_MIB    device memory of each of the 4 processes of the tree (default 8192; 0 skips the tree)
 #      BENCH_FLOWS       single-process flows (default "plugin manual")
 set -uo pipefail
-GPU_DIR="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)"
-if [[ -z "${E2E_UNDER_REAPER:-}" ]]; then
-    export E2E_UNDER_REAPER=1
-    exec python3 "$GPU_DIR/reaper.py" bash "$(readlink -f "${BASH_SOURCE[0]}")" "$@"
-fi
-[[ $# -eq 2 ]] || { echo "usage: bench-cuda.sh BUNDLE_DIR OUT_DIR" >&2; exit 2; }
-source "$GPU_DIR/lib.sh"
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"   # sets GPU_DIR
+start_host_script "$@"
 source "$GPU_DIR/cases.sh"
-bundle="$(readlink -f "$1")"
-mkdir -p "$2"
-init_results "$(readlink -f "$2")"
 SIZES="${BENCH_SIZES_MIB-64 8192 32768}"   # set but empty: no single-process rows
 TREE_MIB="${BENCH_TREE_MIB:-8192}"
 FLOWS="${BENCH_FLOWS:-manual plugin}"

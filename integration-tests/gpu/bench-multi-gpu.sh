@@ -9,18 +9,10 @@
 # usage (repo root, on the GPU host): bash integration-tests/gpu/bench-multi-gpu.sh BUNDLE_DIR OUT_DIR
 # Env: BENCH_MIB (default 16384), BENCH_DEADLINE (epoch seconds: no cycle starts after it)
 set -uo pipefail
-GPU_DIR="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)"
-if [[ -z "${E2E_UNDER_REAPER:-}" ]]; then
-    export E2E_UNDER_REAPER=1
-    exec python3 "$GPU_DIR/reaper.py" bash "$(readlink -f "${BASH_SOURCE[0]}")" "$@"
-fi
-[[ $# -eq 2 ]] || { echo "usage: bench-multi-gpu.sh BUNDLE_DIR OUT_DIR" >&2; exit 2; }
-source "$GPU_DIR/lib.sh"
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"   # sets GPU_DIR
+start_host_script "$@"
 source "$GPU_DIR/cases.sh"
 source "$GPU_DIR/cases_multi.sh"
-bundle="$(readlink -f "$1")"
-mkdir -p "$2"
-init_results "$(readlink -f "$2")"
 MIB="${BENCH_MIB:-16384}"
 DEADLINE="${BENCH_DEADLINE:-0}"
 TABLE="$OUT_DIR/bench.md"

@@ -152,6 +152,20 @@ mrestore() {
     return $rc
 }
 
+# restore_checked NAME IMG EXPECT WHY_SUFFIX [VAR=VALUE...]: mrestore, mcheck NAME EXPECT, mstop. On failure one
+# FAIL line (CKPT_WHY then WHY_SUFFIX), the restored tree killed, status 1; on success no line (the caller passes).
+restore_checked() {
+    local name="$1" img="$2" expect="$3" suffix="$4"
+    shift 4
+    if ! mrestore "$name" "$img" "$@"; then fail "$name" "$CKPT_WHY$suffix"
+    elif ! mcheck "$name" "$expect"; then fail "$name" "$CKPT_WHY$suffix"
+    elif ! mstop; then fail "$name" "no clean exit after restore"
+    else return 0
+    fi
+    kill_all "${TREE_PIDS[@]}"
+    return 1
+}
+
 # images_fingerprint IMG: names, sizes and contents of the image files (*.img: criu's and our cuda-plugin-*.img).
 # Logs are left out: cuda-plugin-guard.log is written by the dump's guardian after criu dump returns.
 images_fingerprint() { (cd "$1" && stat -c '%n %s' -- *.img && sha256sum -- *.img) | sort; }
@@ -215,18 +229,12 @@ case_two_gpu() {
     fi
     ctl=" (the driver-only round trip of the same process passed, so the criu path is at fault)"
     if ! mdump "$name" "$img"; then fail "$name" "$CKPT_WHY"; fail "$name-swapped" "not reached"; kill_all "${TREE_PIDS[@]}"; return; fi
-    if ! mrestore "$name" "$img"; then fail "$name" "$CKPT_WHY$ctl"; kill_all "${TREE_PIDS[@]}";
-    elif ! mcheck "$name" "p=$u0,$u1"; then fail "$name" "$CKPT_WHY$ctl"; kill_all "${TREE_PIDS[@]}";
-    elif ! mstop; then fail "$name" "no clean exit after restore"; kill_all "${TREE_PIDS[@]}";
-    else
+    if restore_checked "$name" "$img" "p=$u0,$u1" "$ctl"; then
         pass "$name"
         note "TIME $name mib-per-gpu=$mib+pad dump=$T_DUMP restore=$T_RESTORE (peer-access=$access)"
     fi
     wait_gone 30 "${TREE_PIDS[@]}" || true
-    if ! mrestore "$name-swapped" "$img" "CRIU_CUDA_DEVICE_MAP=$u0=$u1,$u1=$u0"; then fail "$name-swapped" "$CKPT_WHY$ctl"; kill_all "${TREE_PIDS[@]}";
-    elif ! mcheck "$name-swapped" "p=$u1,$u0"; then fail "$name-swapped" "$CKPT_WHY$ctl"; kill_all "${TREE_PIDS[@]}";
-    elif ! mstop; then fail "$name-swapped" "no clean exit after restore"; kill_all "${TREE_PIDS[@]}";
-    else
+    if restore_checked "$name-swapped" "$img" "p=$u1,$u0" "$ctl" "CRIU_CUDA_DEVICE_MAP=$u0=$u1,$u1=$u0"; then
         pass "$name-swapped"
         note "TIME $name-swapped restore=$T_RESTORE ($(grep -oE 'CUDA restored in [0-9]+ ms.*' "$LOGS/$name-swapped.restore.log" | head -n1))"
     fi
@@ -307,20 +315,14 @@ EOF
     kill -TERM "$hog" 2>/dev/null; wait_gone 30 "$hog" || kill_all "$hog"
 
     # item 3: explicit map onto GPU 1 (after the refusals: the process restores as if they never happened)
-    if ! mrestore "restore-onto-gpu1" "$img" "CRIU_CUDA_DEVICE_MAP=$u0=$u1"; then fail "restore-onto-gpu1" "$CKPT_WHY"; kill_all "${TREE_PIDS[@]}";
-    elif ! mcheck "restore-onto-gpu1" "p=$u1"; then fail "restore-onto-gpu1" "$CKPT_WHY"; kill_all "${TREE_PIDS[@]}";
-    elif ! mstop; then fail "restore-onto-gpu1" "no clean exit after restore"; kill_all "${TREE_PIDS[@]}";
-    else
+    if restore_checked "restore-onto-gpu1" "$img" "p=$u1" "" "CRIU_CUDA_DEVICE_MAP=$u0=$u1"; then
         pass "restore-onto-gpu1"
         note "TIME restore-onto-gpu1 restore=$T_RESTORE ($(grep -oE 'CUDA restored in [0-9]+ ms.*' "$LOGS/restore-onto-gpu1.restore.log" | head -n1))"
     fi
     wait_gone 30 "${TREE_PIDS[@]}" || true
 
     # the automatic policy: GPU 0 treated as absent, so its task goes to the free GPU of the same model
-    if ! mrestore "restore-auto-absent" "$img" "CRIU_CUDA_TREAT_ABSENT=$u0"; then fail "restore-auto-absent" "$CKPT_WHY"; kill_all "${TREE_PIDS[@]}";
-    elif ! mcheck "restore-auto-absent" "p=$u1"; then fail "restore-auto-absent" "$CKPT_WHY"; kill_all "${TREE_PIDS[@]}";
-    elif ! mstop; then fail "restore-auto-absent" "no clean exit after restore"; kill_all "${TREE_PIDS[@]}";
-    else
+    if restore_checked "restore-auto-absent" "$img" "p=$u1" "" "CRIU_CUDA_TREAT_ABSENT=$u0"; then
         pass "restore-auto-absent"
         note "TIME restore-auto-absent restore=$T_RESTORE ($(grep -oE 'GPU map for restore.*' "$LOGS/restore-auto-absent.restore.log" | head -n1))"
     fi

@@ -19,98 +19,14 @@
 //                 it forwards SIGUSR1/SIGTERM to them and reaps them
 //   --hog LEAVE   takes all but LEAVE MiB of the first GPU's free memory and holds it until SIGTERM
 //                 ("[hog pid] hog held=N free=M"), to make a GPU too small for a restore
-#include <cuda_runtime.h>
-#include <errno.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
+#include "gpu_common.cuh"
 
 #define MAX_GPUS 16
 #define PEER_BYTES (64ull << 20)
 
-#define CHECK(call)                                                                                  \
-    do {                                                                                             \
-        cudaError_t err_ = (call);                                                                   \
-        if (err_ != cudaSuccess) {                                                                   \
-            say("cuda error %s at %s:%d: %s", cudaGetErrorName(err_), __FILE__, __LINE__,            \
-                cudaGetErrorString(err_));                                                           \
-            exit(3);                                                                                 \
-        }                                                                                            \
-    } while (0)
-
-static char tag[32] = "p";
-static volatile sig_atomic_t want_verify, want_exit;
-static pid_t children[MAX_GPUS];
-static int n_children;
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    char line[1024];
-    va_list ap;
-    int n = snprintf(line, sizeof(line), "[%s %d] ", tag, (int)getpid());
-    va_start(ap, fmt);
-    n += vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
-    va_end(ap);
-    if (n > (int)sizeof(line) - 2)
-        n = sizeof(line) - 2;
-    line[n++] = '\n';
-    ssize_t ignored = write(STDOUT_FILENO, line, n); // one write per line: workers share the log (O_APPEND)
-    (void)ignored;
-}
-
-__device__ __host__ static uint32_t pattern(uint64_t i, uint32_t seed)
-{
-    uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed;
-    x ^= x >> 29;
-    x *= 0xBF58476D1CE4E5B9ull;
-    x ^= x >> 32;
-    return (uint32_t)x;
-}
-
-__global__ void fill(uint32_t *buf, uint64_t words, uint32_t seed)
-{
-    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < words; i += (uint64_t)gridDim.x * blockDim.x)
-        buf[i] = pattern(i, seed);
-}
-
-__global__ void verify(const uint32_t *buf, uint64_t words, uint32_t seed, unsigned long long *bad)
-{
-    unsigned long long local = 0;
-    for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < words; i += (uint64_t)gridDim.x * blockDim.x)
-        local += buf[i] != pattern(i, seed);
-    if (local)
-        atomicAdd(bad, local);
-}
-
-__global__ void advance(unsigned long long *counter)
-{
-    *counter += 1;
-}
-
-static void on_signal(int sig)
-{
-    if (sig == SIGUSR1)
-        want_verify = 1;
-    else
-        want_exit = 1;
-    for (int i = 0; i < n_children; i++)
-        kill(children[i], sig);
-}
-
 static uint32_t seed_of(const char *t, int k)
 {
-    uint32_t h = 2166136261u;
-    for (; *t; t++)
-        h = (h ^ (uint8_t)*t) * 16777619u;
-    return (h ^ (uint32_t)k) * 16777619u;
+    return (tag_hash(t) ^ (uint32_t)k) * 16777619u;
 }
 
 struct gpu_buf {
@@ -127,13 +43,8 @@ static uint64_t words;
 
 static unsigned long long check_on(int dev, const uint32_t *buf, uint64_t n, uint32_t seed, unsigned long long *d_bad)
 {
-    unsigned long long bad = 0;
     CHECK(cudaSetDevice(dev));
-    CHECK(cudaMemset(d_bad, 0, sizeof(*d_bad)));
-    verify<<<1024, 256>>>(buf, n, seed, d_bad);
-    CHECK(cudaGetLastError());
-    CHECK(cudaMemcpy(&bad, d_bad, sizeof(bad), cudaMemcpyDeviceToHost));
-    return bad;
+    return check_pattern(buf, n, seed, d_bad);
 }
 
 static unsigned long long check_all(void)
@@ -248,10 +159,7 @@ static int run_worker(uint64_t mib, const int *devs, int ndev, int peer, long ti
     struct timespec pause = {tick_ms / 1000, (tick_ms % 1000) * 1000000L};
     while (!want_exit) {
         CHECK(cudaSetDevice(devs[0]));
-        advance<<<1, 1>>>(d_counter);
-        CHECK(cudaGetLastError());
-        CHECK(cudaMemcpy(&counter, d_counter, sizeof(counter), cudaMemcpyDeviceToHost));
-        say("tick %llu", counter);
+        tick(d_counter, &counter, 0);
         if (want_verify) {
             want_verify = 0;
             bad = check_all();
@@ -345,11 +253,7 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal; // no SA_RESTART: a signal ends the pacing sleep at once
-    sigaction(SIGUSR1, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    catch_signals();
 
     if (hog >= 0)
         return run_hog(devs[0], (uint64_t)hog);
@@ -358,30 +262,15 @@ int main(int argc, char **argv)
 
     // CUDA does not survive fork(): the workers are made before any CUDA call, and this process makes none.
     for (int c = 0; c < per_gpu; c++) {
-        pid_t pid = fork();
-        if (pid < 0) {
-            perror("fork");
+        int forked = fork_child("g", c);
+        if (forked < 0)
             return 3;
-        }
-        if (pid == 0) {
-            n_children = 0;
-            snprintf(tag, sizeof(tag), "g%d", c);
-            prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (forked == 0) {
             int dev = c;
             return run_worker(mib, &dev, 1, 0, tick_ms);
         }
-        children[n_children++] = pid;
     }
-    int rc = 0;
-    for (int i = 0; i < n_children; i++) {
-        int status = 0;
-        while (waitpid(children[i], &status, 0) < 0 && errno == EINTR)
-            ;
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            say("child %d ended badly (status 0x%x)", (int)children[i], status);
-            rc = 1;
-        }
-    }
+    int rc = reap_children();
     say("tree exit rc=%d", rc);
     return rc;
 }

@@ -1,4 +1,5 @@
-# Shared functions of the GPU host scripts (run-e2e.sh, bench-cuda.sh, validate-manual.sh). Source it.
+# Shared functions of the GPU host scripts (run-e2e.sh, run-multi-gpu.sh, bench-cuda.sh, bench-multi-gpu.sh,
+# validate-manual.sh). Source it.
 # Everything waits with bounded polls: a wait that runs out returns non-zero, never hangs.
 
 E2E_ROOT=/var/tmp/criu-gpu-e2e   # where the bundle is unpacked; build-bundle.sh assembles it at the same path
@@ -112,6 +113,22 @@ start_detached() {
 
 # ------------------------------------------------------------------ results
 # init_results OUT_DIR: LOGS (per-case logs), SUMMARY; results go to stdout and SUMMARY
+# start_host_script ARGS...: the start shared by the host scripts that take BUNDLE_DIR OUT_DIR. Re-executes the
+# calling script under reaper.py unless it runs there already (criu reparents restored tasks to the nearest
+# subreaper), checks the arguments, sets bundle (resolved) and the results folder (init_results OUT_DIR).
+start_host_script() {
+    local script
+    script="$(readlink -f "${BASH_SOURCE[1]}")"
+    if [[ -z "${E2E_UNDER_REAPER:-}" ]]; then
+        export E2E_UNDER_REAPER=1
+        exec python3 "$GPU_DIR/reaper.py" bash "$script" "$@"
+    fi
+    [[ $# -eq 2 ]] || { echo "usage: ${script##*/} BUNDLE_DIR OUT_DIR" >&2; exit 2; }
+    bundle="$(readlink -f "$1")"
+    mkdir -p "$2"
+    init_results "$(readlink -f "$2")"
+}
+
 init_results() {
     OUT_DIR="$1"
     LOGS="$OUT_DIR/logs"

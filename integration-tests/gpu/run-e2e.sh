@@ -9,17 +9,9 @@
 #       (a subset, in that order), COUNTER_MIB (default 256), and the log patterns E2E_CPU_CUDA_PATTERN,
 #       E2E_CHECKPOINTED_PATTERN, E2E_LOCK_FAILED_PATTERN (see cases.sh).
 set -uo pipefail
-GPU_DIR="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)"
-if [[ -z "${E2E_UNDER_REAPER:-}" ]]; then
-    export E2E_UNDER_REAPER=1
-    exec python3 "$GPU_DIR/reaper.py" bash "$(readlink -f "${BASH_SOURCE[0]}")" "$@"
-fi
-[[ $# -eq 2 ]] || { echo "usage: run-e2e.sh BUNDLE_DIR OUT_DIR" >&2; exit 2; }
-source "$GPU_DIR/lib.sh"
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"   # sets GPU_DIR
+start_host_script "$@"
 source "$GPU_DIR/cases.sh"
-bundle="$(readlink -f "$1")"
-mkdir -p "$2"
-init_results "$(readlink -f "$2")"
 T_START=$(now_s)
 CASES="${E2E_CASES:-counter torch tree leave-running fail-script fail-full lock-timeout cpu-process twin}"
 

@@ -10,18 +10,10 @@
 #      PEER_MIB    device memory on each GPU of the two-GPU process (default 4096)
 #      SINGLE_MIB  device memory of the GPU-0 process that is moved and refused (default 4096)
 set -uo pipefail
-GPU_DIR="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)"
-if [[ -z "${E2E_UNDER_REAPER:-}" ]]; then
-    export E2E_UNDER_REAPER=1
-    exec python3 "$GPU_DIR/reaper.py" bash "$(readlink -f "${BASH_SOURCE[0]}")" "$@"
-fi
-[[ $# -eq 2 ]] || { echo "usage: run-multi-gpu.sh BUNDLE_DIR OUT_DIR" >&2; exit 2; }
-source "$GPU_DIR/lib.sh"
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"   # sets GPU_DIR
+start_host_script "$@"
 source "$GPU_DIR/cases.sh"
 source "$GPU_DIR/cases_multi.sh"
-bundle="$(readlink -f "$1")"
-mkdir -p "$2"
-init_results "$(readlink -f "$2")"
 T_START=$(now_s)
 CASES="${MULTI_CASES:-tree two-gpu two-gpu-staged single}"
 

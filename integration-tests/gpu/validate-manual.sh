@@ -6,17 +6,9 @@
 # usage (repo root, on the GPU host): bash integration-tests/gpu/validate-manual.sh BUNDLE_DIR OUT_DIR
 # Output: PASS/FAIL lines and TIME lines on stdout and in OUT_DIR/summary.txt, logs in OUT_DIR/logs.tar.gz.
 set -uo pipefail
-GPU_DIR="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd)"
-if [[ -z "${E2E_UNDER_REAPER:-}" ]]; then
-    export E2E_UNDER_REAPER=1
-    exec python3 "$GPU_DIR/reaper.py" bash "$(readlink -f "${BASH_SOURCE[0]}")" "$@"
-fi
-[[ $# -eq 2 ]] || { echo "usage: validate-manual.sh BUNDLE_DIR OUT_DIR" >&2; exit 2; }
-source "$GPU_DIR/lib.sh"
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"   # sets GPU_DIR
+start_host_script "$@"
 source "$GPU_DIR/cases.sh"
-bundle="$(readlink -f "$1")"
-mkdir -p "$2"
-init_results "$(readlink -f "$2")"
 T_START=$(now_s)
 
 {

@@ -95,6 +95,18 @@ class RestoreExecutorTest {
         return new SysfsTopologyReader(t.write(dir.resolve(name))).read(name);
     }
 
+    /** The dump side: host "there" with GPUs 0x1001, 0x1002 (render 128, 129) and a process using both. */
+    private record DumpHost(AmdgpuImages images, Topology topology, int target, KfdFileDumper dumper) { }
+
+    private DumpHost twoGpuProcess() throws Exception {
+        AmdgpuImages images = new AmdgpuImages(Files.createDirectories(dir.resolve("images")));
+        Topology there = topology("there", 0x1001, 1);
+        int target = KfdSimulator.createProcess(4242, KfdSimulator.gettid());
+        KfdSimulator.addGpu(target, 0x1001, 0x1001);
+        KfdSimulator.addGpu(target, 0x1002, 0x1002);
+        return new DumpHost(images, there, target, new KfdFileDumper(sys, images, there, dir.resolve("no-shm")));
+    }
+
     private int restoreFile(MemorySegment plan, int id) throws Throwable {
         return (int) RESTORE_FILE.invokeExact(plan, seam, id);
     }
@@ -111,20 +123,17 @@ class RestoreExecutorTest {
     @Test
     void dumpThenPlanThenExecuteRestoresKfdRenderNodesAndVmas() throws Throwable {
         // Dump: a process on GPUs 0x1001 (render 128) and 0x1002 (render 129).
-        Path imagesDir = Files.createDirectories(dir.resolve("images"));
-        AmdgpuImages images = new AmdgpuImages(imagesDir);
-        Topology there = topology("there", 0x1001, 1);
-        int target = KfdSimulator.createProcess(4242, KfdSimulator.gettid());
-        KfdSimulator.addGpu(target, 0x1001, 0x1001);
-        KfdSimulator.addGpu(target, 0x1002, 0x1002);
+        DumpHost there = twoGpuProcess();
+        AmdgpuImages images = there.images();
+        int target = there.target();
         KfdSimulator.addBo(target, 0x7f00_0000_0000L, 1 << 16, 0x1001, VRAM, 1);
         KfdSimulator.addBo(target, 0x7f00_0010_0000L, 8192, 0x1002, GTT, 2);
         KfdSimulator.addBo(target, 0x7f00_0020_0000L, 4096, 0x1002, DOORBELL, 0);
         KfdSimulator.addBo(target, 0x7f00_0030_0000L, 4096, 0x1001, USERPTR, 0);
         KfdSimulator.setObjects(target, 1, new byte[]{7, 7});
-        KfdFileDumper dumper = new KfdFileDumper(sys, images, there, dir.resolve("no-shm"));
+        KfdFileDumper dumper = there.dumper();
         CriuKfd dumped = dumper.dump(target, 5);
-        new RenderNodeDumper(images, there, dumper::checkpointMaps).dump(129, 6);
+        new RenderNodeDumper(images, there.topology(), dumper::checkpointMaps).dump(129, 6);
 
         // Plan on a host whose GPUs have other ids and render minors (nodes 3,4 → renderD130, renderD131).
         Topology here = topology("here", 0x2001, 3);
@@ -188,13 +197,8 @@ class RestoreExecutorTest {
 
     @Test
     void planFailsNamingTheImageWhenNoLocalGpuMatches() throws Exception {
-        Path imagesDir = Files.createDirectories(dir.resolve("images"));
-        AmdgpuImages images = new AmdgpuImages(imagesDir);
-        Topology there = topology("there", 0x1001, 1);
-        int target = KfdSimulator.createProcess(4242, KfdSimulator.gettid());
-        KfdSimulator.addGpu(target, 0x1001, 0x1001);
-        KfdSimulator.addGpu(target, 0x1002, 0x1002);
-        new KfdFileDumper(sys, images, there, dir.resolve("no-shm")).dump(target, 5);
+        DumpHost there = twoGpuProcess();
+        there.dumper().dump(there.target(), 5);
 
         SysfsTree t = new SysfsTree();
         t.cpu(0);
@@ -202,21 +206,16 @@ class RestoreExecutorTest {
         t.gpu(2, 0x2002);
         t.connect(PCIE, 0, 1).connect(PCIE, 0, 2);
         Topology here = new SysfsTopologyReader(t.write(dir.resolve("here"))).read("Local");
-        CriuException e = assertThrows(CriuException.class, () -> RestorePlan.build(images, here, Map.of(), x -> { }));
+        CriuException e = assertThrows(CriuException.class, () -> RestorePlan.build(there.images(), here, Map.of(), x -> { }));
         assertTrue(e.getMessage().startsWith("amdgpu-kfd-5.img: "), e.getMessage());
         assertTrue(e.getMessage().contains("device_id 0x738c != 0x1111"), e.getMessage());
     }
 
     @Test
     void kfdWithoutCriuSupportFailsInTheExecutorAndLogs() throws Throwable {
-        Path imagesDir = Files.createDirectories(dir.resolve("images"));
-        AmdgpuImages images = new AmdgpuImages(imagesDir);
-        Topology there = topology("there", 0x1001, 1);
-        int target = KfdSimulator.createProcess(4242, KfdSimulator.gettid());
-        KfdSimulator.addGpu(target, 0x1001, 0x1001);
-        KfdSimulator.addGpu(target, 0x1002, 0x1002);
-        new KfdFileDumper(sys, images, there, dir.resolve("no-shm")).dump(target, 5);
-        try (RestorePlan plan = RestorePlan.build(images, there, Map.of(), e -> { })) {
+        DumpHost there = twoGpuProcess();
+        there.dumper().dump(there.target(), 5);
+        try (RestorePlan plan = RestorePlan.build(there.images(), there.topology(), Map.of(), e -> { })) {
             KfdSimulator.setVersionMinor(7);
             int logged = KfdSimulator.logLines();
             assertEquals(-ENOTSUP, restoreFile(plan.address(), 5));
