@@ -76,6 +76,27 @@ class CriuRpcIT {
         counter.kill();
     }
 
+    @Test
+    void inventoryHandshakeOverRpcRefusesCudaStateWithoutAGpu(CriuContainer criu) {
+        String images = "/tmp/rpc-listed.img";
+        PycriuSwrk rpc = PycriuSwrk.install(criu, CriuContainer.PLUGIN_DIR);
+        CounterWorkload counter = CounterWorkload.startSingle(criu, "/tmp/rpc-listed");
+        int pid = counter.rootPid();
+        rpc.dump(pid, images).orFail();
+        counter.awaitDumped();
+        // the image now says it holds CUDA state, as a dump on a GPU host would (pycriu rewrites inventory.img)
+        criu.sh("python3 -c \"import pycriu.images as i; p='" + images + "/inventory.img'; "
+                + "img=i.load(open(p,'rb')); img['entries'][0]['plugins_entry']={'plugins':['cuda_plugin']}; "
+                + "i.dump(img, open(p,'wb'))\"").orFail();
+
+        CriuRun restore = rpc.restore(images);
+        assertOverRpc(restore, images, "restore");
+        assertTrue(restore.result().exitCode() != 0, "a restore of CUDA state without a GPU succeeded");
+        assertOneLine(restore, "Error \\(cuda_plugin\\): image holds CUDA state; no NVIDIA GPU here.*");
+        assertEquals(List.of(), restore.logLinesContaining("Missing required plugin"), restore.logTail(40));
+        assertTrue(!criu.pidInUse(pid), "pid " + pid + " was restored although the restore was refused");
+    }
+
     /** The request went over RPC and carried the plugin dir: criu logs applying the request's config file. */
     private static void assertOverRpc(CriuRun run, String images, String action) {
         String expected = PycriuSwrk.rpcConfigLine(images, action);
