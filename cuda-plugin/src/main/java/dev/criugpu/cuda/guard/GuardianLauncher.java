@@ -11,8 +11,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Starts {@link DumpGuardian} in its own process, detached from criu: criu calls the plugin exit before its
- * post-dump script decides whether the tree is killed or resumed, so only something that outlives criu can tell.
+ * Starts {@link DumpGuardian} in its own process, detached from criu: criu 4.2 runs its post-dump script before the
+ * plugin exit but passes the exit only the dump's own result, and kills or resumes the tree afterwards, so only
+ * something that outlives criu can tell which it did.
  * The guardian must not stay criu's child (criu waits for all its children after killing the tree), so a shell
  * starts it in the background and exits at once; we reap that shell here.
  */

@@ -1,8 +1,9 @@
 package dev.criugpu.cuda.state;
 
 /**
- * What the plugin's exit does with the processes it touched, decided from what criu will do next (criu calls the
- * plugin exit before the post-dump script and before it kills, resumes or leaves stopped the tree).
+ * What the plugin's exit does with the processes it touched, decided from what criu will do next (criu 4.2 calls the
+ * plugin exit after the post-dump script, with the dump's result only, and before it kills, resumes or leaves
+ * stopped the tree).
  */
 public enum DumpEnding {
     /** The tree will go on (dump failed, or criu was asked to leave it running or stopped): return every task now. */
