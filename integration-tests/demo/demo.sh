@@ -6,13 +6,20 @@
 # CUDA plugin did. Otherwise, with docker, it checkpoints a counting process inside the criu 4.2.1 container, CPU
 # only: the plugins load, see there is no GPU state, and stay out of the way (CRIU_GPU_PLUGIN_FORCE=1 makes them
 # run their Java side anyway).
+# Installed by the Debian package as criu-gpu-demo (next to criu-gpu), it uses this host's criu, which loads the
+# installed plugins from /usr/lib/criu by itself.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-lib="$root/native/target/criu-lib"
-image=criu-java-gpu/criu:4.2.1
 say() { printf '\n== %s\n' "$*"; }
+here=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
+if [[ -x "$here/criu-gpu" ]]; then
+    installed=1 lib=$(cd "$here/.." && pwd) root=
+else
+    installed=0 root=$(cd "$here/../.." && pwd)
+    lib="$root/native/target/criu-lib"
+fi
+image=criu-java-gpu/criu:4.2.1
 
-if [[ -d /proc/driver/nvidia/gpus && -f "$root/.gpu-bundle/criu.tar.xz" ]]; then
+if ((!installed)) && [[ -d /proc/driver/nvidia/gpus && -f "$root/.gpu-bundle/criu.tar.xz" ]]; then
     out=${DEMO_OUT:-/tmp/criu-gpu-demo}
     say "NVIDIA GPU found: CUDA demo with the bundle in $root/.gpu-bundle (logs: $out)"
     rc=0
@@ -29,7 +36,8 @@ say "criu-gpu doctor (this host)"
 "$lib/bin/criu-gpu" doctor || true
 
 name=criu-gpu-demo-$$
-if docker info >/dev/null 2>&1; then
+LIB_ARGS=
+if ((!installed)) && docker info >/dev/null 2>&1; then
     # criu 4.2.1 in its container, our plugin dir (and the JDK it names) mounted read-only
     docker image inspect "$image" >/dev/null 2>&1 || "$root/integration-tests/criu-image/build.sh" sid
     jdk=$(sed -n 's/^java.home=//p' "$lib/java/criu-gpu.cfg" | head -n1)
@@ -39,11 +47,12 @@ if docker info >/dev/null 2>&1; then
       -v "$lib:/opt/criu-lib:ro" -v "$jdk:$jdk:ro" -e CRIU_GPU_PLUGIN_FORCE="${CRIU_GPU_PLUGIN_FORCE:-}" \
       "$image" sleep infinity >/dev/null
     run() { docker exec "$name" bash -c "$1"; }
-    W=/tmp/demo LIB=/opt/criu-lib
+    W=/tmp/demo LIB_ARGS="--lib /opt/criu-lib"
     fetch_images() { docker cp "$name:$W/img" "$1" >/dev/null; }
 elif command -v criu >/dev/null 2>&1 && [[ $(id -u) == 0 ]]; then
     # no docker: this host's own criu (4.0 or newer)
-    W=$(mktemp -d /tmp/"$name".XXXXXX) LIB=$lib
+    W=$(mktemp -d /tmp/"$name".XXXXXX)
+    ((installed)) || LIB_ARGS="--lib $lib"
     trap '[[ -n "${pid:-}" ]] && kill -9 "$pid" 2>/dev/null; rm -rf "$W"' EXIT
     run() { bash -c "$1"; }
     fetch_images() { cp -r "$W/img" "$1"; }
@@ -60,9 +69,9 @@ run 'setsid sh -c "i=0; while :; do i=\$((i+1)); echo \$i >'"$W"'/counter; sleep
 pid=$(run "cat $W/pid")
 echo "pid $pid, counter at $(counter)"
 
-say "criu dump --lib $LIB (criu $(run 'criu --version | sed -n "s/Version: //p"'))"
+say "criu dump${LIB_ARGS:+ $LIB_ARGS} (criu $(run 'criu --version | sed -n "s/Version: //p"'))"
 t0=$(date +%s%N)
-run "criu dump -t $pid -D $W/img -v4 -o dump.log --lib $LIB"
+run "criu dump -t $pid -D $W/img -v4 -o dump.log $LIB_ARGS"
 t1=$(date +%s%N)
 echo "dump took $(( (t1 - t0) / 1000000 )) ms; counter frozen at $(counter)"
 echo "what our plugins wrote into criu's log:"
@@ -73,10 +82,10 @@ fetch_images "/tmp/$name-img"
 "$lib/bin/criu-gpu" inspect "/tmp/$name-img" || true
 rm -rf "/tmp/$name-img"
 
-say "criu restore --lib $LIB"
+say "criu restore${LIB_ARGS:+ $LIB_ARGS}"
 before=$(counter)
 t0=$(date +%s%N)
-run "criu restore -D $W/img -v4 -o restore.log --lib $LIB --restore-detached"
+run "criu restore -D $W/img -v4 -o restore.log $LIB_ARGS --restore-detached"
 t1=$(date +%s%N)
 echo "restore took $(( (t1 - t0) / 1000000 )) ms"
 run "grep -E '(cuda|amdgpu)_plugin' $W/img/restore.log | grep -v 'hook [0-9]' | sed 's/^/  /'"

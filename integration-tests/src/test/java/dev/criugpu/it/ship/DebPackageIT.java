@@ -65,6 +65,7 @@ class DebPackageIT {
         plainCriuLoadsThePluginsDisabled(criu);
         forcedCriuStartsTheInstalledJvm(criu);
         doctorRunsFromUsrBin(criu);
+        demoRunsFromUsrBin(criu);
 
         criu.exec("dpkg", "--purge", "criu-java-gpu").orFail();
         assertNotEquals(0, criu.exec("dpkg", "-s", "criu-java-gpu").exitCode(), "the package is still known to dpkg");
@@ -101,6 +102,17 @@ class DebPackageIT {
         HookTrace.assertResumedLate(restore, pid);
         counter.assertContinuedFrom(atDump);
         counter.kill();
+    }
+
+    /** The packaged demo uses this host's criu without --lib: criu finds the installed plugins by itself. */
+    private static void demoRunsFromUsrBin(CriuContainer criu) {
+        String demo = criu.exec("criu-gpu-demo").orFail().stdout();
+        for (String expected : List.of("== criu dump (criu 4.2.1)", "== criu restore\n",
+                "cuda_plugin: disabled: no NVIDIA GPU", "amdgpu_plugin: disabled: no AMD GPU",
+                "cuda_plugin: disabled: the image holds no CUDA state", "restore needs   no plugin",
+                "the process continued where it stopped")) {
+            assertTrue(demo.contains(expected), "criu-gpu-demo lacks '" + expected + "':\n" + demo);
+        }
     }
 
     private static void doctorRunsFromUsrBin(CriuContainer criu) {
