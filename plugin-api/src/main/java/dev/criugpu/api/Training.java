@@ -6,8 +6,12 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -25,24 +29,59 @@ public final class Training {
         return LogLevel.MSG.id;
     }
 
-    public static void main(String[] args) throws Exception {
+    /** Stands in for criu_get_image_dir during the restore part of the training. */
+    private static int imageDirFd = -1;
+
+    static int imageDir() {
+        return imageDirFd;
+    }
+
+    public static void main(String[] args) throws Throwable {
         Linker linker = Linker.nativeLinker();
         Arena arena = Arena.global();
         MemorySegment logLevel = linker.upcallStub(
                 MethodHandles.lookup().findStatic(Training.class, "quiet", MethodType.methodType(int.class)),
                 FunctionDescriptor.of(JAVA_INT), arena);
-        for (CriuPlugin plugin : Plugins.all()) {
-            MemorySegment s = arena.allocate(criu_gpu_services.layout());
-            criu_gpu_services.size(s, (int) criu_gpu_services.layout().byteSize());
-            criu_gpu_services.stage(s, Stage.DUMP.id);
-            criu_gpu_services.inventory_claim(s, InventoryClaim.NONE.ordinal());
-            criu_gpu_services.hook_mask(s, Hook.mask(plugin.hooks()));
-            criu_gpu_services.set(s, "plugin_name", arena.allocateFrom(plugin.name()));
-            criu_gpu_services.set(s, "plugin_dir", arena.allocateFrom(args.length > 0 ? args[0] : "."));
-            criu_gpu_services.set(s, "hook_table", arena.allocate(ADDRESS, Hook.TABLE_SLOTS));
-            criu_gpu_services.set(s, "log_get_loglevel", logLevel);
-            int rc = Bootstrap.start(s.address());
-            System.out.println("training: " + plugin.name() + " bootstrap returned " + rc);
+        MemorySegment imageDir = linker.upcallStub(
+                MethodHandles.lookup().findStatic(Training.class, "imageDir", MethodType.methodType(int.class)),
+                FunctionDescriptor.of(JAVA_INT), arena);
+        Path images = Files.createTempDirectory("criu-gpu-training");
+        try {
+            // A one-task pstree.img, so a restore bootstrap reads an image as it does inside criu.
+            Files.write(images.resolve("pstree.img"), MINIMAL_PSTREE);
+            imageDirFd = openDirectory(linker, arena, images);
+            for (Stage stage : List.of(Stage.DUMP, Stage.RESTORE)) {
+                for (CriuPlugin plugin : Plugins.all()) {
+                    MemorySegment s = arena.allocate(criu_gpu_services.layout());
+                    criu_gpu_services.size(s, (int) criu_gpu_services.layout().byteSize());
+                    criu_gpu_services.stage(s, stage.id);
+                    criu_gpu_services.inventory_claim(s, (stage == Stage.RESTORE ? InventoryClaim.NOT_LISTED
+                            : InventoryClaim.NONE).ordinal());
+                    criu_gpu_services.hook_mask(s, Hook.mask(plugin.hooks()));
+                    criu_gpu_services.set(s, "plugin_name", arena.allocateFrom(plugin.name()));
+                    criu_gpu_services.set(s, "plugin_dir", arena.allocateFrom(args.length > 0 ? args[0] : "."));
+                    criu_gpu_services.set(s, "hook_table", arena.allocate(ADDRESS, Hook.TABLE_SLOTS));
+                    criu_gpu_services.set(s, "log_get_loglevel", logLevel);
+                    if (stage == Stage.RESTORE) criu_gpu_services.set(s, "criu_get_image_dir", imageDir);
+                    int rc = Bootstrap.start(s.address());
+                    System.out.println("training: " + plugin.name() + " " + stage + " bootstrap returned " + rc);
+                }
+            }
+        } finally {
+            Files.deleteIfExists(images.resolve("pstree.img"));
+            Files.deleteIfExists(images);
         }
+    }
+
+    /** criu's image framing: common magic, pstree magic, then one entry {pid 1, ppid 0, pgid 1, sid 1}. */
+    private static final byte[] MINIMAL_PSTREE = {
+            0x19, 0x43, 0x56, 0x54, 0x30, 0x30, 0x27, 0x50,
+            8, 0, 0, 0, 0x08, 0x01, 0x10, 0x00, 0x18, 0x01, 0x20, 0x01};
+
+    private static int openDirectory(Linker linker, Arena arena, Path dir) throws Throwable {
+        final int oDirectory = 0200000;
+        MethodHandle open = linker.downcallHandle(linker.defaultLookup().find("open").orElseThrow(),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT), Linker.Option.firstVariadicArg(2));
+        return (int) open.invokeExact(arena.allocateFrom(dir.toString()), oDirectory);
     }
 }
