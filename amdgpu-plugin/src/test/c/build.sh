@@ -13,5 +13,5 @@ if [ -f /usr/include/libdrm/amdgpu.h ]; then
 else
 	rm -f "$out/drm_layout_probe"
 fi
-$CC $CFLAGS -fPIC -shared -I"$here/../../main/c/include" -o "$out/libkfdsim.so" "$here/kfd_sim.c"
+$CC $CFLAGS -fPIC -shared -pthread -I"$here/../../main/c/include" -o "$out/libkfdsim.so" "$here/kfd_sim.c" "$here/drm_sim.c"
 $CC $CFLAGS -I"$here/../../main/c" -I"$here/../../main/c/include" -o "$out/plan_layout_probe" "$here/plan_layout_probe.c"

@@ -80,6 +80,8 @@ static struct sim_proc *new_proc(int fd, pid_t owner)
 
 static int fail(int e) { errno = e; return -1; }
 
+void kfdsim_drm_reset(void); /* drm_sim.c */
+
 /* ---- test set-up API ---- */
 
 void kfdsim_reset(void)
@@ -93,6 +95,7 @@ void kfdsim_reset(void)
 		procs[i].used = 0;
 	}
 	version_minor = 11;
+	kfdsim_drm_reset();
 }
 
 void kfdsim_set_version_minor(uint32_t minor) { version_minor = minor; }
@@ -143,6 +146,21 @@ int kfdsim_add_bo(int fd, uint64_t addr, uint64_t size, uint32_t gpu_id, uint32_
 	return 0;
 }
 
+/* Overwrites the start of BO `index` of the process behind `fd` with `len` bytes of `data`. */
+int kfdsim_fill_bo(int fd, uint32_t index, const uint8_t *data, uint64_t len)
+{
+	struct sim_proc *p = proc_of_fd(fd);
+	if (!p) return fail(EBADF);
+	if (index >= p->nbos || len > p->bos[index].size) return fail(EINVAL);
+	for (uint64_t off = 0; off < len;) {
+		ssize_t n = pwrite(p->bos[index].memfd, data + off, len - off, (off_t)off);
+		if (n <= 0)
+			return -1;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
 int kfdsim_set_objects(int fd, uint32_t nobjects, const uint8_t *priv, uint32_t priv_size)
 {
 	struct sim_proc *p = proc_of_fd(fd);
@@ -184,8 +202,12 @@ int kfdsim_open(const char *path, int flags, ...)
 		if (!new_proc(fd, getpid())) { close(fd); return fail(ENOSPC); }
 		return fd;
 	}
-	if (strncmp(path, "/dev/dri/renderD", 16) == 0)
-		return memfd_create("kfdsim-render", (flags & O_CLOEXEC) ? MFD_CLOEXEC : 0);
+	if (strncmp(path, "/dev/dri/renderD", 16) == 0) {
+		/* the name carries the minor: the simulated libdrm (drm_sim.c) tells devices apart by it */
+		char name[32];
+		snprintf(name, sizeof(name), "kfdsim-render-%s", path + 16);
+		return memfd_create(name, (flags & O_CLOEXEC) ? MFD_CLOEXEC : 0);
+	}
 	return open(path, flags, mode);
 }
 

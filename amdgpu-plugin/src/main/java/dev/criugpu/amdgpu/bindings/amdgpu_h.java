@@ -18,6 +18,11 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * {@code libdrm/amdgpu_drm.h}), in the shape jextract generates: one static method per C function, each backed
  * by a downcall handle that is created on first use. The library is looked up only then, so loading this class
  * on a host without libdrm_amdgpu is harmless; {@link #available()} says whether the calls can work.
+ *
+ * <p>Tests switch the library the way {@code Syscalls} switches libc: the system properties
+ * {@value #LIBRARY_PROPERTY} (a shared object path) and {@value #PREFIX_PROPERTY} (prepended to every symbol
+ * name) bind the same signatures from the simulated KFD ({@code libkfdsim.so}, {@code kfdsim_amdgpu_*}). They
+ * are read once, when the first call needs the library.
  */
 public final class amdgpu_h {
     private amdgpu_h() {
@@ -38,6 +43,14 @@ public final class amdgpu_h {
     public static int AMDGPU_GEM_DOMAIN_GTT() { return 2; }
     public static int AMDGPU_FAMILY_AI() { return 141; }
 
+    public static final String LIBRARY_PROPERTY = "amdgpu.libdrm.library";
+    public static final String PREFIX_PROPERTY = "amdgpu.libdrm.prefix";
+
+    /** The library the calls are bound to: {@link #LIBRARY}, or the test override. */
+    public static String origin() {
+        return Lib.NAME;
+    }
+
     /** True when libdrm_amdgpu can be loaded on this host. */
     public static boolean available() {
         return Lib.LOOKUP.isPresent();
@@ -45,15 +58,19 @@ public final class amdgpu_h {
 
     /** The address of {@code name} in libdrm_amdgpu, if the library and the symbol exist. */
     public static Optional<MemorySegment> find(String name) {
-        return Lib.LOOKUP.flatMap(l -> l.find(name));
+        return Lib.LOOKUP.flatMap(l -> l.find(Lib.PREFIX + name));
     }
 
     private static final class Lib {
+        static final String NAME = System.getProperty(LIBRARY_PROPERTY, LIBRARY);
+        static final String PREFIX = System.getProperty(PREFIX_PROPERTY, "");
         static final Optional<SymbolLookup> LOOKUP = load();
 
         private static Optional<SymbolLookup> load() {
             try {
-                return Optional.of(SymbolLookup.libraryLookup(LIBRARY, Arena.global()));
+                return Optional.of(NAME.indexOf('/') >= 0
+                        ? SymbolLookup.libraryLookup(java.nio.file.Path.of(NAME), Arena.global())
+                        : SymbolLookup.libraryLookup(NAME, Arena.global()));
             } catch (IllegalArgumentException e) {
                 return Optional.empty();
             }
@@ -61,7 +78,7 @@ public final class amdgpu_h {
 
         static MethodHandle downcall(String name, FunctionDescriptor descriptor) {
             MemorySegment address = find(name).orElseThrow(() -> new UnsatisfiedLinkError(
-                    LIBRARY + (available() ? " has no symbol " + name : " is not installed (needed for " + name + ")")));
+                    NAME + (available() ? " has no symbol " + PREFIX + name : " is not installed (needed for " + name + ")")));
             return Linker.nativeLinker().downcallHandle(address, descriptor);
         }
 

@@ -29,9 +29,8 @@ import java.util.Map;
  * Dumps one KFD fd (DUMP_EXT_FILE): version check on a fresh {@code /dev/kfd}, PROCESS_INFO (pauses the
  * queues), CHECKPOINT, the {@code amdgpu-kfd-<id>.img} image, and UNPAUSE on every path once PROCESS_INFO has
  * paused the queues, so a failed dump never leaves the GPU queues stopped. Must run on the hook's thread.
- *
- * <p>Not yet: copying VRAM/GTT contents into the pages files (SDMA through libdrm_amdgpu); the dma-buf fds
- * CHECKPOINT opened are closed unused.
+ * Between CHECKPOINT and the image, {@link BoContentDumper} copies the VRAM/GTT contents into the pages files
+ * through the dma-buf fds CHECKPOINT opened; those fds are closed on every path.
  */
 public final class KfdFileDumper {
     public static final Path HSAKMT_SHM = Path.of("/dev/shm/hsakmt_shared_mem");
@@ -43,11 +42,15 @@ public final class KfdFileDumper {
     /** actual gpu id → user gpu id, from every KFD fd dumped so far (render nodes need it). */
     private final Map<Integer, Integer> checkpointMaps = new HashMap<>();
 
-    public KfdFileDumper(Syscalls sys, AmdgpuImages images, Topology topology, Path hsakmtShm) {
+    private final BoContentDumper contents;
+
+    /** {@code maxBufferSize}: {@code KFD_MAX_BUFFER_SIZE} (0 = no cap), see {@link MaxBufferSize}. */
+    public KfdFileDumper(Syscalls sys, AmdgpuImages images, Topology topology, Path hsakmtShm, long maxBufferSize) {
         this.sys = sys;
         this.images = images;
         this.topology = topology;
         this.hsakmtShm = hsakmtShm;
+        this.contents = new BoContentDumper(sys, images.dir(), maxBufferSize);
     }
 
     public Map<Integer, Integer> checkpointMaps() {
@@ -63,6 +66,7 @@ public final class KfdFileDumper {
             KfdCheckpoint cp = kfd.checkpoint(info);
             try {
                 CriuKfd image = toImage(info, cp);
+                contents.dump(fileId, cp, topology, checkpointMaps);
                 images.writeKfd(fileId, image);
                 return image;
             } finally {

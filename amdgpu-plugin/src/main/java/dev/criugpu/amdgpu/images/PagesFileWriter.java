@@ -6,28 +6,45 @@ import dev.criugpu.api.Errno;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 
 /**
  * Writes one {@code amdgpu-pages-<id>-<gpu>.img}: the header holds the total announced up front (the sum of the
- * GPU's VRAM/GTT BO sizes), then BO contents are appended in bucket order. {@link #close()} fails if the number
- * of bytes written differs from the total, so a short copy never leaves a file that looks complete.
+ * GPU's VRAM/GTT BO sizes), then BO contents are appended in bucket order. The bytes go to a temporary file
+ * ({@code <name>.partial}) that {@link #close()} renames to the real name only when exactly the total was
+ * written; a short write or {@link #abort()} deletes it, so a failed copy never leaves a file that looks complete.
  */
 public final class PagesFileWriter implements AutoCloseable {
     private final String name;
+    private final Path file;
+    private final Path partial;
     private final long total;
     private final FileChannel ch;
     private long written;
+    private boolean finished;
 
     public PagesFileWriter(Path dir, String name, long total) {
         this.name = name;
         this.total = total;
+        this.file = dir.resolve(name);
+        this.partial = dir.resolve(name + ".partial");
         try {
-            this.ch = FramedFile.create(dir.resolve(name));
-            FramedFile.writeFully(ch, FramedFile.header(total));
+            this.ch = FramedFile.create(partial);
         } catch (IOException e) {
             throw new CriuException(Errno.EIO, name + ": cannot create: " + e.getMessage(), e);
         }
+        try {
+            FramedFile.writeFully(ch, FramedFile.header(total));
+        } catch (IOException e) {
+            abort();
+            throw new CriuException(Errno.EIO, name + ": cannot write: " + e.getMessage(), e);
+        }
+    }
+
+    public String name() {
+        return name;
     }
 
     public void write(ByteBuffer data) {
@@ -47,15 +64,40 @@ public final class PagesFileWriter implements AutoCloseable {
         return written;
     }
 
-    @Override
-    public void close() {
+    /** Drops what was written; never throws (used on failure paths). Closing afterwards does nothing. */
+    public void abort() {
+        if (finished) return;
+        finished = true;
         try {
             ch.close();
-        } catch (IOException e) {
-            throw new CriuException(Errno.EIO, name + ": cannot close: " + e.getMessage(), e);
+        } catch (IOException ignored) {
+            // the file is deleted anyway
         }
+        try {
+            Files.deleteIfExists(partial);
+        } catch (IOException ignored) {
+            // nothing better to do on a failure path; the .partial name never looks complete
+        }
+    }
+
+    @Override
+    public void close() {
+        if (finished) return;
         if (written != total) {
+            abort();
             throw new CriuException(Errno.EIO, name + ": wrote " + written + " of " + total + " bytes");
+        }
+        finished = true;
+        try {
+            ch.close();
+            Files.move(partial, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+            try {
+                Files.deleteIfExists(partial);
+            } catch (IOException ignored) {
+                // already failing
+            }
+            throw new CriuException(Errno.EIO, name + ": cannot finish: " + e.getMessage(), e);
         }
     }
 }

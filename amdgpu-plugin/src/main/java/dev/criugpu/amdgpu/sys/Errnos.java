@@ -1,16 +1,17 @@
 package dev.criugpu.amdgpu.sys;
 
 /** Names for the errno values device calls report, for one-line messages. */
-final class Errnos {
+public final class Errnos {
     private Errnos() {
     }
 
-    static String name(int errno) {
+    public static String name(int errno) {
         String n = switch (errno) {
             case 1 -> "EPERM";
             case 2 -> "ENOENT";
             case 3 -> "ESRCH";
             case 4 -> "EINTR";
+            case 5 -> "EIO";
             case 9 -> "EBADF";
             case 11 -> "EAGAIN";
             case 12 -> "ENOMEM";
@@ -20,6 +21,9 @@ final class Errnos {
             case 22 -> "EINVAL";
             case 25 -> "ENOTTY";
             case 28 -> "ENOSPC";
+            case 62 -> "ETIME";
+            case 110 -> "ETIMEDOUT";
+            case 125 -> "ECANCELED";
             default -> null;
         };
         return n == null ? "errno " + errno : n + " (errno " + errno + ")";

@@ -80,7 +80,7 @@ class KfdFileDumperTest {
     }
 
     private KfdFileDumper dumper() {
-        return new KfdFileDumper(sys, images, topology, dir.resolve("no-hsakmt-shm"));
+        return new KfdFileDumper(sys, images, topology, dir.resolve("no-hsakmt-shm"), 0);
     }
 
     private static long openFds() throws Exception {
@@ -127,7 +127,7 @@ class KfdFileDumperTest {
         content[3] = 0x12;
         Files.write(shm, content);
         int fd = target(KfdSimulator.gettid());
-        CriuKfd k = new KfdFileDumper(sys, images, topology, shm).dump(fd, 1);
+        CriuKfd k = new KfdFileDumper(sys, images, topology, shm, 0).dump(fd, 1);
         assertEquals(4096, k.getSharedMemSize());
         assertEquals(0x12345678, k.getSharedMemMagic());
     }

@@ -24,6 +24,7 @@ import static dev.criugpu.amdgpu.testing.SysfsTree.PCIE;
 import static dev.criugpu.amdgpu.testing.SysfsTree.XGMI;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -193,5 +194,22 @@ class AmdgpuImagesTest {
         w.write(ByteBuffer.allocate(60));
         assertTrue(error(() -> w.write(ByteBuffer.allocate(41))).getMessage().contains("exceed the announced 100"));
         assertEquals(name + ": wrote 60 of 100 bytes", error(w::close).getMessage());
+        assertFalse(Files.exists(dir.resolve(name)), "a short file never gets the real name");
+        assertFalse(Files.exists(dir.resolve(name + ".partial")), "the temporary file is removed");
+    }
+
+    @Test
+    void pagesFileAppearsOnlyWhenComplete() {
+        String name = ImageNames.pages(4, 2);
+        try (PagesFileWriter w = new PagesFileWriter(dir, name, 10)) {
+            w.write(ByteBuffer.allocate(10));
+            assertFalse(Files.exists(dir.resolve(name)), "not visible before close");
+        }
+        assertTrue(Files.exists(dir.resolve(name)));
+        PagesFileWriter aborted = new PagesFileWriter(dir, ImageNames.pages(4, 3), 10);
+        aborted.write(ByteBuffer.allocate(10));
+        aborted.abort();
+        aborted.close();
+        assertFalse(Files.exists(dir.resolve(ImageNames.pages(4, 3))));
     }
 }

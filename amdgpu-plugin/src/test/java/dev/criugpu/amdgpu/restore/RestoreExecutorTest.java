@@ -104,7 +104,7 @@ class RestoreExecutorTest {
         int target = KfdSimulator.createProcess(4242, KfdSimulator.gettid());
         KfdSimulator.addGpu(target, 0x1001, 0x1001);
         KfdSimulator.addGpu(target, 0x1002, 0x1002);
-        return new DumpHost(images, there, target, new KfdFileDumper(sys, images, there, dir.resolve("no-shm")));
+        return new DumpHost(images, there, target, new KfdFileDumper(sys, images, there, dir.resolve("no-shm"), 0));
     }
 
     private int restoreFile(MemorySegment plan, int id) throws Throwable {

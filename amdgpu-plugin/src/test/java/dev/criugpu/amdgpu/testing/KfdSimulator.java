@@ -27,6 +27,10 @@ public final class KfdSimulator {
     private static final MethodHandle ADD_GPU = fn("kfdsim_add_gpu", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
     private static final MethodHandle ADD_BO = fn("kfdsim_add_bo",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle FILL_BO = fn("kfdsim_fill_bo", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle DRM_FAULT = fn("kfdsim_drm_fault", FunctionDescriptor.ofVoid(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle DRM_LIVE = fn("kfdsim_drm_live", FunctionDescriptor.of(JAVA_INT));
+    private static final MethodHandle DRM_SUBMITS = fn("kfdsim_drm_submits", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     private static final MethodHandle SET_OBJECTS = fn("kfdsim_set_objects",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
     private static final MethodHandle PAUSED = fn("kfdsim_paused", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
@@ -103,6 +107,44 @@ public final class KfdSimulator {
     /** A BO whose byte i is (seed + i) & 0xff. */
     public static void addBo(int fd, long addr, long size, int userGpuId, int flags, int seed) {
         check(callInt(() -> (int) ADD_BO.invokeExact(fd, addr, size, userGpuId, flags, seed)), "add bo");
+    }
+
+    /** Replaces the contents of BO number {@code index} (bucket order) with {@code data}. */
+    public static void fillBo(int fd, int index, byte[] data) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment p = a.allocate(Math.max(1, data.length));
+            MemorySegment.copy(data, 0, p, JAVA_BYTE, 0, data.length);
+            check(callInt(() -> (int) FILL_BO.invokeExact(fd, index, p, (long) data.length)), "fill bo");
+        }
+    }
+
+    /** How the simulated SDMA misbehaves on one submission. */
+    public enum DrmFault {
+        /** amdgpu_cs_submit fails with -EIO, nothing is copied. */
+        SUBMIT_FAILS(1),
+        /** The first packet copies half its bytes and the fence never signals (a hung engine). */
+        FENCE_HANGS(2);
+
+        final int mode;
+
+        DrmFault(int mode) {
+            this.mode = mode;
+        }
+    }
+
+    /** Submission {@code nth} (0-based, since the last reset) on render minor {@code minor} misbehaves. */
+    public static void drmFault(int minor, int nth, DrmFault fault) {
+        call(() -> { DRM_FAULT.invokeExact(minor, nth, fault.mode); });
+    }
+
+    /** Simulated libdrm objects (devices, BOs, VA ranges, BO lists, contexts) not freed yet. */
+    public static int drmLive() {
+        return callInt(() -> (int) DRM_LIVE.invokeExact());
+    }
+
+    /** SDMA submissions on render minor {@code minor} since the last reset. */
+    public static int drmSubmits(int minor) {
+        return callInt(() -> (int) DRM_SUBMITS.invokeExact(minor));
     }
 
     public static void setObjects(int fd, int count, byte[] priv) {

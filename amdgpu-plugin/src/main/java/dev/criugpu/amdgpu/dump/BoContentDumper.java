@@ -1,0 +1,163 @@
+package dev.criugpu.amdgpu.dump;
+
+import dev.criugpu.amdgpu.images.ImageNames;
+import dev.criugpu.amdgpu.images.PagesFileWriter;
+import dev.criugpu.amdgpu.kfd.BoBucket;
+import dev.criugpu.amdgpu.kfd.KfdCheckpoint;
+import dev.criugpu.amdgpu.sdma.AmdgpuDevice;
+import dev.criugpu.amdgpu.sdma.SdmaCopier;
+import dev.criugpu.amdgpu.sdma.SdmaLinearCopy;
+import dev.criugpu.amdgpu.sys.Syscalls;
+import dev.criugpu.amdgpu.topology.KfdNode;
+import dev.criugpu.amdgpu.topology.NodeProperty;
+import dev.criugpu.amdgpu.topology.Topology;
+import dev.criugpu.api.CriuException;
+import dev.criugpu.api.Errno;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Copies the contents of every VRAM/GTT BO of one CHECKPOINT into {@code amdgpu-pages-<id>-<user gpu %04x>.img},
+ * one file per GPU (written even when the GPU has no such BO, as upstream's restore expects one), BOs in KFD
+ * bucket order. One platform thread per GPU opens the GPU's render node in this process and reads through SDMA
+ * ({@link SdmaCopier}) with a bounce buffer of min(largest BO, {@code KFD_MAX_BUFFER_SIZE}). BOs are picked by
+ * their user gpu id, which is also the file name and what restore looks for (upstream filters and names by the
+ * actual id; the two agree unless the process was migrated). If any GPU fails, the pages files this call
+ * finished are removed again and the first failure is thrown, one line naming the file, BO and GPU.
+ */
+public final class BoContentDumper {
+    private final Syscalls sys;
+    private final Path imagesDir;
+    private final long maxBufferSize;
+
+    public BoContentDumper(Syscalls sys, Path imagesDir, long maxBufferSize) {
+        this.sys = sys;
+        this.imagesDir = imagesDir;
+        this.maxBufferSize = maxBufferSize;
+    }
+
+    /** {@code toUser} maps each topology gpu id to the process's user gpu id (from the device buckets). */
+    public void dump(int fileId, KfdCheckpoint cp, Topology topology, Map<Integer, Integer> toUser) {
+        List<GpuJob> jobs = new ArrayList<>();
+        for (KfdNode gpu : topology.gpus()) {
+            int user = toUser.get(gpu.gpuId());
+            List<BoBucket> bos = cp.bos().stream().filter(b -> b.hasContents() && b.gpuId() == user).toList();
+            jobs.add(new GpuJob(ImageNames.pages(fileId, user), user, (int) gpu.get(NodeProperty.DRM_RENDER_MINOR), bos));
+        }
+        List<Thread> threads = new ArrayList<>();
+        for (GpuJob job : jobs) {
+            threads.add(Thread.ofPlatform().name(String.format("amdgpu-sdma-%04x", job.userGpuId)).start(job));
+        }
+        joinAll(threads);
+        CriuException first = null;
+        for (GpuJob job : jobs) {
+            if (job.failure == null) continue;
+            if (first == null) first = job.failure;
+            else first.addSuppressed(job.failure);
+        }
+        if (first == null) return;
+        for (GpuJob job : jobs) {
+            if (job.failure != null) continue;
+            try {
+                Files.deleteIfExists(imagesDir.resolve(job.fileName));
+            } catch (IOException e) {
+                first.addSuppressed(e);
+            }
+        }
+        throw first;
+    }
+
+    /** Waits for every copy thread even if interrupted: they use the dma-buf fds the caller closes next. */
+    private static void joinAll(List<Thread> threads) {
+        boolean interrupted = false;
+        for (Thread t : threads) {
+            while (true) {
+                try {
+                    t.join();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        }
+        if (interrupted) Thread.currentThread().interrupt();
+    }
+
+    private final class GpuJob implements Runnable {
+        final String fileName;
+        final int userGpuId;
+        final int renderMinor;
+        final List<BoBucket> bos;
+        volatile CriuException failure;
+
+        GpuJob(String fileName, int userGpuId, int renderMinor, List<BoBucket> bos) {
+            this.fileName = fileName;
+            this.userGpuId = userGpuId;
+            this.renderMinor = renderMinor;
+            this.bos = bos;
+        }
+
+        @Override
+        public void run() {
+            try {
+                copy();
+            } catch (CriuException e) {
+                failure = e;
+            } catch (RuntimeException | Error e) {
+                failure = new CriuException(Errno.EIO, gpu() + ": BO copy failed: " + e, e);
+            }
+        }
+
+        private String gpu() {
+            return String.format("%s: GPU 0x%04x (renderD%d)", fileName, userGpuId, renderMinor);
+        }
+
+        private void copy() {
+            long total = 0;
+            long largest = 0;
+            for (BoBucket b : bos) {
+                total += b.size();
+                largest = Math.max(largest, b.size());
+            }
+            PagesFileWriter out = new PagesFileWriter(imagesDir, fileName, total);
+            try {
+                if (!bos.isEmpty()) copyAll(out, MaxBufferSize.bufferFor(maxBufferSize, largest));
+                out.close();
+            } catch (RuntimeException | Error e) {
+                out.abort();
+                throw e;
+            }
+        }
+
+        private void copyAll(PagesFileWriter out, long bufferBytes) {
+            int fd = sys.open("/dev/dri/renderD" + renderMinor, Syscalls.O_RDWR | Syscalls.O_CLOEXEC);
+            try (AmdgpuDevice dev = AmdgpuDevice.open(fd);
+                 SdmaCopier copier = new SdmaCopier(dev, bufferBytes, SdmaLinearCopy.CountEncoding.BYTES)) {
+                for (int i = 0; i < bos.size(); i++) {
+                    BoBucket bo = bos.get(i);
+                    if (!bo.hasDmabuf()) {
+                        throw new CriuException(Errno.EINVAL, String.format("%s: BO %d at 0x%x on GPU 0x%04x has no"
+                                + " dma-buf fd from CHECKPOINT", fileName, i, bo.addr(), userGpuId));
+                    }
+                    try {
+                        copier.read(bo.dmabufFd(), bo.size(), out);
+                    } catch (CriuException e) {
+                        throw new CriuException(e.errno(), String.format("%s: copy of BO %d at 0x%x (%d bytes) on GPU"
+                                + " 0x%04x (renderD%d) failed: %s", fileName, i, bo.addr(), bo.size(), userGpuId,
+                                renderMinor, e.getMessage()), e);
+                    }
+                }
+            } catch (CriuException e) {
+                if (e.getMessage().startsWith(fileName)) throw e;
+                throw new CriuException(e.errno(), gpu() + ": " + e.getMessage(), e);
+            } finally {
+                sys.close(fd);
+            }
+        }
+    }
+}
