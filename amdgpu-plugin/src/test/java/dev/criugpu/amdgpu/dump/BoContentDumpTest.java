@@ -6,9 +6,8 @@ import dev.criugpu.amdgpu.images.ImageNames;
 import dev.criugpu.amdgpu.images.PagesFileReader;
 import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.amdgpu.testing.KfdSimulator;
+import dev.criugpu.amdgpu.testing.TwoGpuHost;
 import dev.criugpu.amdgpu.testing.KfdSimulator.DrmFault;
-import dev.criugpu.amdgpu.testing.SysfsTree;
-import dev.criugpu.amdgpu.topology.SysfsTopologyReader;
 import dev.criugpu.amdgpu.topology.Topology;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
@@ -24,7 +23,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Random;
 
-import static dev.criugpu.amdgpu.testing.SysfsTree.PCIE;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -58,15 +56,9 @@ class BoContentDumpTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        KfdSimulator.reset();
-        SysfsTree t = new SysfsTree();
-        t.cpu(0);
-        t.gpu(1, 0x1001);
-        t.gpu(2, 0x1002);
-        t.connect(PCIE, 0, 1).connect(PCIE, 0, 2);
-        topology = new SysfsTopologyReader(t.write(dir.resolve("sysfs"))).read("Checkpoint");
-        Files.createDirectories(dir.resolve("images"));
-        images = new AmdgpuImages(dir.resolve("images"));
+        TwoGpuHost host = TwoGpuHost.create(dir);
+        topology = host.topology();
+        images = host.images();
         kfd = target();
     }
 

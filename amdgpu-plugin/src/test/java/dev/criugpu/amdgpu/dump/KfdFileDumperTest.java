@@ -7,8 +7,7 @@ import dev.criugpu.amdgpu.images.proto.CriuKfd;
 import dev.criugpu.amdgpu.images.proto.KfdBoEntry;
 import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.amdgpu.testing.KfdSimulator;
-import dev.criugpu.amdgpu.testing.SysfsTree;
-import dev.criugpu.amdgpu.topology.SysfsTopologyReader;
+import dev.criugpu.amdgpu.testing.TwoGpuHost;
 import dev.criugpu.amdgpu.topology.Topology;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
@@ -26,7 +25,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
-import static dev.criugpu.amdgpu.testing.SysfsTree.PCIE;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -51,15 +49,9 @@ class KfdFileDumperTest {
 
     @BeforeEach
     void setUp() throws Exception {
-        KfdSimulator.reset();
-        SysfsTree t = new SysfsTree();
-        t.cpu(0);
-        t.gpu(1, 0x1001);
-        t.gpu(2, 0x1002);
-        t.connect(PCIE, 0, 1).connect(PCIE, 0, 2);
-        topology = new SysfsTopologyReader(t.write(dir.resolve("sysfs"))).read("Checkpoint");
-        Files.createDirectories(dir.resolve("images"));
-        images = new AmdgpuImages(dir.resolve("images"));
+        TwoGpuHost host = TwoGpuHost.create(dir);
+        topology = host.topology();
+        images = host.images();
     }
 
     @AfterEach
