@@ -10,9 +10,11 @@ import org.testcontainers.images.builder.Transferable;
 import org.testcontainers.utility.DockerImageName;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -117,7 +119,25 @@ public final class CriuContainer implements AutoCloseable {
     }
 
     public void writeFile(String path, String content, int mode) {
-        container.copyFileToContainer(Transferable.of(content.getBytes(StandardCharsets.UTF_8), mode), path);
+        writeBytes(path, content.getBytes(StandardCharsets.UTF_8), mode);
+    }
+
+    public void writeBytes(String path, byte[] content, int mode) {
+        container.copyFileToContainer(Transferable.of(content, mode), path);
+    }
+
+    /** Copies a host file into the container (mode 0600) and checks that the copy reads back byte for byte. */
+    public void copyIn(Path hostFile, String path) {
+        byte[] bytes;
+        try {
+            bytes = Files.readAllBytes(hostFile);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + hostFile, e);
+        }
+        writeBytes(path, bytes, 0600);
+        if (!Arrays.equals(bytes, readBytes(path))) {
+            throw new AssertionError(path + " in the container differs from " + hostFile + " after the copy");
+        }
     }
 
     /** Whether a process (running or zombie) holds this pid in the container's pid namespace. */

@@ -73,7 +73,7 @@ class InventoryCasesIT {
     void listedCudaPluginIsRequiredAndFailsInitWithoutGpu(CriuContainer criu, @TempDir Path host) throws ImageException {
         Dumped d = dumpTree(criu, "/tmp/inv-b", host);
         InventoryPlugins.setPlugins(d.host, List.of("cuda_plugin"));
-        ImageTransfer.copyIn(d.host.resolve(InventoryPlugins.INVENTORY_IMG), criu, d.inventory());
+        criu.copyIn(d.host.resolve(InventoryPlugins.INVENTORY_IMG), d.inventory());
         assertEquals(Map.of("plugins", List.of("cuda_plugin")),
                 Crit.show(criu, d.inventory()).single().get("plugins_entry"), "crit reads the list we wrote");
 
@@ -91,7 +91,7 @@ class InventoryCasesIT {
 
         // The image is otherwise sound: with the list emptied again the same images restore and continue.
         InventoryPlugins.setPlugins(d.host, List.of());
-        ImageTransfer.copyIn(d.host.resolve(InventoryPlugins.INVENTORY_IMG), criu, d.inventory());
+        criu.copyIn(d.host.resolve(InventoryPlugins.INVENTORY_IMG), d.inventory());
         CriuCommand.restore(d.images).withPlugins().runIn(criu).orFail();
         d.tree.assertContinuedFrom(d.atDump);
         d.tree.kill();
@@ -103,7 +103,7 @@ class InventoryCasesIT {
             throws ImageException {
         Dumped d = dumpTree(criu, "/tmp/inv-c", host);
         InventoryPlugins.clearPlugins(d.host);
-        ImageTransfer.copyIn(d.host.resolve(InventoryPlugins.INVENTORY_IMG), criu, d.inventory());
+        criu.copyIn(d.host.resolve(InventoryPlugins.INVENTORY_IMG), d.inventory());
         assertEquals(Optional.empty(), InventoryPlugins.listed(d.host));
         Map<String, Object> critInventory = Crit.show(criu, d.inventory()).single();
         assertFalse(critInventory.containsKey("plugins_entry"), "crit still sees a plugins field: " + critInventory);

@@ -60,7 +60,7 @@ class InventoryRoundTripIT {
 
         InventoryEntry written = InventoryPlugins.rewriteInventory(host, inv -> inv.toBuilder().build());
         assertEquals(inventory, written);
-        ImageTransfer.copyIn(host.resolve("inventory.img"), criu, IMAGES + "/inventory.img");
+        criu.copyIn(host.resolve("inventory.img"), IMAGES + "/inventory.img");
         Crit.Image critRewritten = Crit.show(criu, IMAGES + "/inventory.img");
         assertEquals(critInventory, critRewritten, "crit decodes the inventory our writer wrote differently");
 

@@ -48,7 +48,7 @@ class DebPackageIT {
         assertTrue(criu.fileExists(DEBIAN_JDK + "/lib/server/libjvm.so"),
                 "the criu image lacks Debian's openjdk-25-jre-headless (integration-tests/criu-image/build.sh)");
         assertTrue(criu.exec("dpkg", "-s", "criu-java-gpu").exitCode() != 0, "the package is installed already");
-        DebPackage.fromBuild().copyInto(criu, DEB);
+        criu.copyIn(DebPackage.fromBuild().file(), DEB);
         List<String> before = listFiles(criu);
 
         String installed = criu.exec("dpkg", "-i", DEB).orFail().stdout();
