@@ -81,7 +81,6 @@ typedef bool (*check_and_remove_fn)(const char *name, size_t n);
 static struct {
 	bool enabled;       /* the gate said yes: Java may run */
 	bool java_ready;    /* Bootstrap filled the hook table */
-	bool java_failed;   /* do not try again */
 	pid_t criu_pid;     /* criu's main process; any other pid is a forked child */
 	int criu_hook_count;
 	struct criu_gpu_services services;
@@ -446,10 +445,9 @@ static int start_java(bool park_pids)
 
 	if (g.java_ready)
 		return 0;
-	if (g.java_failed || !g.enabled || getpid() != g.criu_pid)
+	if (!g.enabled || getpid() != g.criu_pid)
 		return -ENOTSUP;
 	if (read_config(&cfg, why, sizeof(why))) {
-		g.java_failed = true;
 		shim_log(CRIU_LOG_ERROR, "cannot start the JVM: %s", why);
 		return -ENOENT;
 	}
@@ -461,7 +459,6 @@ static int start_java(bool park_pids)
 	restore_signals(&old);
 	free_config(&cfg);
 	if (rc) {
-		g.java_failed = true;
 		if (!env)
 			shim_log(CRIU_LOG_ERROR, "cannot start the JVM: %s", why);
 		else
@@ -523,7 +520,7 @@ static int shim_init(int stage)
 
 	memset(java_table, 0, sizeof(java_table));
 	g.enabled = false;
-	g.java_ready = g.java_failed = false;
+	g.java_ready = false;
 	g.criu_pid = getpid();
 	g.services = (struct criu_gpu_services){
 		.size = sizeof(struct criu_gpu_services),
@@ -643,18 +640,29 @@ static int t_restore_init(void) { FORWARD(HOOK_RESTORE_INIT, fn_v); }
 static int t_dump_devices_late(int id) { FORWARD(HOOK_DUMP_DEVICES_LATE, fn_i, id); }
 
 /*
- * Hooks criu calls inside a forked child (DESIGN rule 1): never Java. No vendor executes child work yet, so
- * they only leave a trace and let criu ask the next plugin.
+ * Hooks criu calls inside a forked child (DESIGN rule 1): never Java. They run the native functions Java put into
+ * the services struct before criu forked; a hook without one leaves a trace and lets criu ask the next plugin.
  */
 static int child_hook(const char *hook, long arg)
 {
 	if (g.enabled)
-		shim_log(CRIU_LOG_DEBUG, "hook %s(%ld) handled natively in pid %d", hook, arg, (int)getpid());
+		shim_log(CRIU_LOG_DEBUG, "hook %s(%ld) not handled in pid %d", hook, arg, (int)getpid());
 	return -ENOTSUP;
 }
 
+static void child_trace(const char *hook, long arg)
+{
+	shim_log(CRIU_LOG_DEBUG, "hook %s(%ld) handled natively in pid %d", hook, arg, (int)getpid());
+}
+
 static int t_restore_unix_sk(int id) { return child_hook("RESTORE_UNIX_SK", id); }
-static int t_restore_ext_file(int id) { return child_hook("RESTORE_EXT_FILE", id); }
+static int t_restore_ext_file(int id)
+{
+	if (!g.enabled || !g.services.child_restore_ext_file)
+		return child_hook("RESTORE_EXT_FILE", id);
+	child_trace("RESTORE_EXT_FILE", id);
+	return g.services.child_restore_ext_file(g.services.child_ctx, id);
+}
 static int t_restore_ext_mount(int id, char *mountpoint, char *old_root, int *is_file)
 {
 	(void)mountpoint;
@@ -664,9 +672,8 @@ static int t_restore_ext_mount(int id, char *mountpoint, char *old_root, int *is
 }
 static int t_update_vma_map(const char *path, uint64_t addr, uint64_t old_pgoff, uint64_t *new_pgoff, int *plugin_fd)
 {
-	(void)path;
-	(void)old_pgoff;
-	(void)new_pgoff;
-	(void)plugin_fd;
-	return child_hook("UPDATE_VMA_MAP", (long)addr);
+	if (!g.enabled || !g.services.child_update_vma_map)
+		return child_hook("UPDATE_VMA_MAP", (long)addr);
+	child_trace("UPDATE_VMA_MAP", (long)addr);
+	return g.services.child_update_vma_map(g.services.child_ctx, path, addr, old_pgoff, new_pgoff, plugin_fd);
 }

@@ -49,4 +49,13 @@ public interface CriuServices {
 
     /** Address of another function criu exports, or empty ({@code compel_wait_task} and friends). */
     Optional<MemorySegment> criuFunction(String name);
+
+    /**
+     * Hands the shim native code to run for RESTORE_EXT_FILE and UPDATE_VMA_MAP inside criu's forked children
+     * (C functions of the shapes in criu_gpu_shim.h, and their context); must be called before criu forks.
+     * Returns false where there is no shim (standalone).
+     */
+    default boolean setChildExecutor(MemorySegment ctx, MemorySegment restoreExtFile, MemorySegment updateVmaMap) {
+        return false;
+    }
 }

@@ -159,4 +159,20 @@ final class NativeCriuServices implements CriuServices {
         }
         return Linker.nativeLinker().defaultLookup().find(name).or(() -> SymbolLookups.global(name));
     }
+
+    /**
+     * The shim reads these fields in criu's forked children, which inherit them from this (main) process. A shim
+     * built before the fields existed has a smaller struct: writing them would overwrite its other state.
+     */
+    @Override
+    public boolean setChildExecutor(MemorySegment ctx, MemorySegment restoreExtFile, MemorySegment updateVmaMap) {
+        if (Integer.toUnsignedLong(criu_gpu_services.size(struct)) < criu_gpu_services.layout().byteSize()) {
+            log(LogLevel.ERROR, "the shim's services struct has no child executor fields (mismatched build)");
+            return false;
+        }
+        criu_gpu_services.child_ctx(struct, ctx);
+        criu_gpu_services.child_restore_ext_file(struct, restoreExtFile);
+        criu_gpu_services.child_update_vma_map(struct, updateVmaMap);
+        return true;
+    }
 }
