@@ -2,8 +2,8 @@
  * Fork-safe restore executor (see amdgpu_restore.h). Runs inside a task criu forked: no JVM, no locks that a
  * parent thread could hold, memory only from mmap. State is per process (each restored task has its own copy).
  *
- * Not done yet: BO contents. The dma-buf fds RESTORE returns are closed unused; the contents still have to be
- * copied in (SDMA in this task, or by criu's main process over a socket made before the fork).
+ * BO contents are not copied here: the dma-buf fds RESTORE returns go to criu's main process over the plan's
+ * refill socket (see amdgpu_restore.h), which fills them with SDMA while this task goes on restoring.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <linux/kfd_ioctl.h>
 
@@ -121,17 +122,92 @@ static int check_version(const struct amdgpu_seam *seam, int kfd)
 	return 0;
 }
 
-static int criu_restore(const struct amdgpu_seam *seam, int kfd, const struct amdgpu_plan_kfd *k)
+static int send_all(int sk, const void *buf, size_t len)
 {
+	const uint8_t *p = buf;
+	while (len) {
+		ssize_t n = send(sk, p, len, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int send_fds(int sk, const int *fds, uint32_t n)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * AMDGPU_REFILL_FDS_PER_MSG)];
+	} control;
+	char byte = 0;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
+		.msg_controllen = CMSG_SPACE(sizeof(int) * n),
+	};
+	memset(&control, 0, sizeof(control));
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+	memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
+	for (;;) {
+		ssize_t r = sendmsg(sk, &msg, MSG_NOSIGNAL);
+		if (r == 1)
+			return 0;
+		if (r < 0 && errno == EINTR)
+			continue;
+		return r < 0 ? -errno : -EIO;
+	}
+}
+
+/* Sends the refill request of KFD file `file_id`: n BO indices and their dma-buf fds. */
+static int send_refill(const struct amdgpu_plan *plan, int32_t file_id, const uint32_t *index, const int *fds,
+		       uint32_t n)
+{
+	int sk = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (sk < 0)
+		return -errno;
+	int ret = 0;
+	if (connect(sk, (const struct sockaddr *)plan->refill_addr, plan->refill_addr_len) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	struct amdgpu_refill_head head = { .magic = AMDGPU_REFILL_MAGIC, .file_id = file_id, .num_fds = n };
+	ret = send_all(sk, &head, sizeof(head));
+	if (!ret)
+		ret = send_all(sk, index, sizeof(*index) * n);
+	for (uint32_t sent = 0; !ret && sent < n; sent += AMDGPU_REFILL_FDS_PER_MSG) {
+		uint32_t chunk = n - sent < AMDGPU_REFILL_FDS_PER_MSG ? n - sent : AMDGPU_REFILL_FDS_PER_MSG;
+		ret = send_fds(sk, fds + sent, chunk);
+	}
+out:
+	close(sk);
+	return ret;
+}
+
+static int criu_restore(const struct amdgpu_plan *plan, const struct amdgpu_seam *seam, int kfd,
+			const struct amdgpu_plan_kfd *k)
+{
+	size_t nbos = k->num_bos ? k->num_bos : 1;
 	size_t dev_size = (k->num_gpus ? k->num_gpus : 1) * sizeof(struct kfd_criu_device_bucket);
-	size_t bo_size = (k->num_bos ? k->num_bos : 1) * sizeof(struct kfd_criu_bo_bucket);
-	size_t chunk_size = sizeof(struct vma_chunk) + (k->num_bos ? k->num_bos : 1) * sizeof(struct vma_update);
+	size_t bo_size = nbos * sizeof(struct kfd_criu_bo_bucket);
+	size_t chunk_size = sizeof(struct vma_chunk) + nbos * sizeof(struct vma_update);
+	size_t refill_size = nbos * (sizeof(uint32_t) + sizeof(int));
 	struct kfd_criu_device_bucket *devs = alloc_pages(dev_size);
 	struct kfd_criu_bo_bucket *bos = alloc_pages(bo_size);
 	struct vma_chunk *chunk = alloc_pages(chunk_size);
+	uint32_t *refill_index = alloc_pages(refill_size);
+	int *refill_fds = refill_index ? (int *)(refill_index + nbos) : NULL;
 	int ret = 0;
 
-	if (!devs || !bos || !chunk) {
+	if (!devs || !bos || !chunk || !refill_index) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -175,10 +251,25 @@ static int criu_restore(const struct amdgpu_seam *seam, int kfd, const struct am
 	}
 	const uint32_t mapped = KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_GTT |
 				KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP | KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL;
+	uint32_t nfds = 0;
+	for (uint32_t i = 0; i < k->num_bos; i++) {
+		if (bos[i].dmabuf_fd == KFD_INVALID_FD)
+			continue;
+		refill_index[nfds] = i;
+		refill_fds[nfds++] = (int)bos[i].dmabuf_fd;
+	}
+	if (plan->refill_addr_len) {
+		ret = send_refill(plan, k->file_id, refill_index, refill_fds, nfds);
+		if (ret)
+			seam->log(LOG_ERROR, "amdgpu: KFD file %d: cannot hand %u dma-buf fds to criu for the BO contents: %s\n",
+				  k->file_id, nfds, strerror(-ret));
+	}
+	for (uint32_t i = 0; i < nfds; i++)
+		seam->close(refill_fds[i]);
+	if (ret)
+		goto out;
 	chunk->map_size = chunk_size;
 	for (uint32_t i = 0; i < k->num_bos; i++) {
-		if (bos[i].dmabuf_fd != KFD_INVALID_FD)
-			seam->close((int)bos[i].dmabuf_fd);
 		if (!(bos[i].alloc_flags & mapped))
 			continue;
 		struct vma_update *u = &chunk->entries[chunk->count++];
@@ -197,10 +288,12 @@ out:
 		munmap(bos, bo_size);
 	if (chunk)
 		munmap(chunk, chunk_size);
+	if (refill_index)
+		munmap(refill_index, refill_size);
 	return ret;
 }
 
-static int restore_kfd(const struct amdgpu_seam *seam, const struct amdgpu_plan_kfd *k)
+static int restore_kfd(const struct amdgpu_plan *plan, const struct amdgpu_seam *seam, const struct amdgpu_plan_kfd *k)
 {
 	int kfd = seam->open("/dev/kfd", O_RDWR | O_CLOEXEC);
 	if (kfd < 0) {
@@ -212,7 +305,7 @@ static int restore_kfd(const struct amdgpu_seam *seam, const struct amdgpu_plan_
 		fd_next = seam->find_unused_fd(k->vpid);
 	int ret = check_version(seam, kfd);
 	if (!ret)
-		ret = criu_restore(seam, kfd, k);
+		ret = criu_restore(plan, seam, kfd, k);
 	if (ret) {
 		seam->close(kfd);
 		return ret;
@@ -227,7 +320,7 @@ int amdgpu_restore_file(const struct amdgpu_plan *plan, const struct amdgpu_seam
 		return -ENOTSUP;
 	const struct amdgpu_plan_kfd *k = kfd_entry(plan, id);
 	if (k)
-		return restore_kfd(seam, k);
+		return restore_kfd(plan, seam, k);
 	const struct amdgpu_plan_render *r = render_entry(plan, id);
 	if (!r)
 		return -ENOTSUP;
@@ -279,4 +372,17 @@ int amdgpu_update_vma(const struct amdgpu_plan *plan, const struct amdgpu_seam *
 		}
 	}
 	return 0;
+}
+
+int amdgpu_child_restore_ext_file(void *ctx, int id)
+{
+	const struct amdgpu_child *c = ctx;
+	return amdgpu_restore_file(c->plan, c->seam, id);
+}
+
+int amdgpu_child_update_vma_map(void *ctx, const char *path, uint64_t addr, uint64_t old_pgoff, uint64_t *new_pgoff,
+				int *plugin_fd)
+{
+	const struct amdgpu_child *c = ctx;
+	return amdgpu_update_vma(c->plan, c->seam, path, addr, old_pgoff, new_pgoff, plugin_fd);
 }

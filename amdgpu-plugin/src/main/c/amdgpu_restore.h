@@ -11,7 +11,24 @@
 
 #include <stdint.h>
 
-#define AMDGPU_PLAN_VERSION 1
+#define AMDGPU_PLAN_VERSION 2
+
+/*
+ * Refill request: after RESTORE, the restored task connects to the plan's unix socket (criu's main process
+ * listens) and sends one struct amdgpu_refill_head, then num_fds uint32_t BO indices (positions in the KFD
+ * image's BO list), then the num_fds dma-buf fds in that order as SCM_RIGHTS, at most
+ * AMDGPU_REFILL_FDS_PER_MSG per sendmsg, each sendmsg carrying one payload byte. The main process copies the BO
+ * contents into those dma-bufs; the task does not wait for it (its queues stay evicted until RESUME).
+ */
+#define AMDGPU_REFILL_MAGIC 0x31465241u /* "ARF1" */
+#define AMDGPU_REFILL_FDS_PER_MSG 64
+
+struct amdgpu_refill_head {
+	uint32_t magic;
+	int32_t file_id;  /* the KFD image id */
+	uint32_t num_fds;
+	uint32_t pad;
+};
 
 /* One GPU of a KFD file, in the order of the image's device entries. */
 struct amdgpu_plan_gpu {
@@ -54,9 +71,10 @@ struct amdgpu_plan {
 	uint32_t version;
 	uint32_t num_kfd;
 	uint32_t num_render;
-	uint32_t pad;
+	uint32_t refill_addr_len; /* bytes of refill_addr in use (a socklen_t); 0: no refill socket */
 	const struct amdgpu_plan_kfd *kfd;
 	const struct amdgpu_plan_render *render;
+	uint8_t refill_addr[112]; /* struct sockaddr_un of the refill socket (abstract name) */
 };
 
 /* The calls the executor makes; every pointer must be set. */
@@ -72,8 +90,9 @@ struct amdgpu_seam {
 
 /*
  * RESTORE_EXT_FILE(id) in the restored task: returns an fd criu takes over, -ENOTSUP when id is not an amdgpu
- * file, or -errno. A KFD file is opened and RESTOREd in the calling process; a render node is a dup of the
- * render fd this process keeps for that GPU (opened on first use, above the task's image fds).
+ * file, or -errno. A KFD file is opened and RESTOREd in the calling process and its dma-buf fds are sent to the
+ * refill socket; a render node is a dup of the render fd this process keeps for that GPU (opened on first use,
+ * above the task's image fds).
  */
 int amdgpu_restore_file(const struct amdgpu_plan *plan, const struct amdgpu_seam *seam, int id);
 
@@ -84,5 +103,15 @@ int amdgpu_restore_file(const struct amdgpu_plan *plan, const struct amdgpu_seam
  */
 int amdgpu_update_vma(const struct amdgpu_plan *plan, const struct amdgpu_seam *seam, const char *path,
 		      uint64_t addr, uint64_t old_offset, uint64_t *new_offset, int *plugin_fd);
+
+/* What the shim calls in a forked child (criu_gpu_services.child_*): ctx is a struct amdgpu_child. */
+struct amdgpu_child {
+	const struct amdgpu_plan *plan;
+	const struct amdgpu_seam *seam;
+};
+
+int amdgpu_child_restore_ext_file(void *ctx, int id);
+int amdgpu_child_update_vma_map(void *ctx, const char *path, uint64_t addr, uint64_t old_pgoff, uint64_t *new_pgoff,
+				int *plugin_fd);
 
 #endif

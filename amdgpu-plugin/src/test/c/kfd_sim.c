@@ -18,7 +18,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <linux/kfd_ioctl.h>
 
@@ -26,6 +28,7 @@
 #define MAX_GPUS 8
 #define MAX_BOS 64
 #define MAX_PRIV 4096
+#define KFDSIM_KFD_MAJOR 235
 
 struct sim_bo {
 	uint64_t addr, size, offset;
@@ -379,6 +382,28 @@ void *kfdsim_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off
 }
 
 int kfdsim_munmap(void *addr, size_t len) { return munmap(addr, len); }
+
+/* fstat with device numbers for simulated files: a KFD fd is 235:0, a render node 226:<minor>. */
+int kfdsim_fstat(int fd, struct stat *st)
+{
+	if (fstat(fd, st) < 0)
+		return -1;
+	char link[64], target[128];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, target, sizeof(target) - 1);
+	if (n < 0)
+		return 0;
+	target[n] = 0;
+	int minor;
+	if (strncmp(target, "/memfd:kfdsim-kfd", 17) == 0) {
+		st->st_mode = S_IFCHR | 0666;
+		st->st_rdev = makedev(KFDSIM_KFD_MAJOR, 0);
+	} else if (sscanf(target, "/memfd:kfdsim-render-%d", &minor) == 1) {
+		st->st_mode = S_IFCHR | 0666;
+		st->st_rdev = makedev(226, minor);
+	}
+	return 0;
+}
 
 /* ---- criu stand-ins for the restore executor's seam ---- */
 

@@ -39,9 +39,20 @@ int main(void)
 	F(amdgpu_plan, version);
 	F(amdgpu_plan, num_kfd);
 	F(amdgpu_plan, num_render);
-	F(amdgpu_plan, pad);
+	F(amdgpu_plan, refill_addr_len);
 	F(amdgpu_plan, kfd);
 	F(amdgpu_plan, render);
+	F(amdgpu_plan, refill_addr);
+
+	S(amdgpu_refill_head);
+	F(amdgpu_refill_head, magic);
+	F(amdgpu_refill_head, file_id);
+	F(amdgpu_refill_head, num_fds);
+	F(amdgpu_refill_head, pad);
+
+	S(amdgpu_child);
+	F(amdgpu_child, plan);
+	F(amdgpu_child, seam);
 
 	S(amdgpu_seam);
 	F(amdgpu_seam, open);
@@ -51,5 +62,7 @@ int main(void)
 	F(amdgpu_seam, log);
 
 	C32(AMDGPU_PLAN_VERSION);
+	C32(AMDGPU_REFILL_MAGIC);
+	C32(AMDGPU_REFILL_FDS_PER_MSG);
 	return 0;
 }

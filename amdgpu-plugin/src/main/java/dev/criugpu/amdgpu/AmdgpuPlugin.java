@@ -1,28 +1,51 @@
 package dev.criugpu.amdgpu;
 
+import dev.criugpu.amdgpu.bindings.stat;
+import dev.criugpu.amdgpu.dump.AmdgpuDumpSession;
+import dev.criugpu.amdgpu.restore.AmdgpuRestoreSession;
+import dev.criugpu.api.CriuException;
 import dev.criugpu.api.CriuPlugin;
 import dev.criugpu.api.CriuServices;
 import dev.criugpu.api.Diagnosis;
+import dev.criugpu.api.Errno;
 import dev.criugpu.api.Hook;
+import dev.criugpu.api.InventoryClaim;
 import dev.criugpu.api.Stage;
 import dev.criugpu.inventory.RestoreIds;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
- * AMD KFD plugin. Its hooks still answer NOT_SUPPORTED (the plugin is self-disabled): the building blocks exist
- * (bindings, topology and GPU map, images, KFD dump path, restore plan and C executor) but VRAM/GTT contents are
- * not copied yet, so no dump would be complete.
+ * AMD KFD plugin ({@code amdgpu_plugin}, image-compatible with criu v4.2's). Dump: KFD and render-node fds and
+ * mappings, BO contents through SDMA. Restore: the plan and the refill socket before criu forks, KFD RESTORE and
+ * the mapping updates natively in the restored tasks, BO contents refilled from criu's main process while the
+ * tasks restore their memory, queues resumed once every refill is done.
  */
 public final class AmdgpuPlugin implements CriuPlugin {
     public static final String NAME = "amdgpu_plugin";
     private static final Logger log = LoggerFactory.getLogger(AmdgpuPlugin.class);
+
+    private final Function<CriuServices, AmdgpuHost> hosts;
+    private AmdgpuDumpSession dump;
+    private AmdgpuRestoreSession restore;
+
+    public AmdgpuPlugin() {
+        this(AmdgpuHost::system);
+    }
+
+    /** With another host (the simulated KFD in tests). */
+    public AmdgpuPlugin(Function<CriuServices, AmdgpuHost> hosts) {
+        this.hosts = hosts;
+    }
 
     @Override
     public String name() {
@@ -37,9 +60,53 @@ public final class AmdgpuPlugin implements CriuPlugin {
 
     @Override
     public int init(Stage stage, CriuServices services) {
-        if (stage == Stage.RESTORE) RestoreIds.requireNoJvmCollision(services);
+        dump = null;
+        restore = null;
+        Optional<Path> images = services.imageDir();
+        if (stage == Stage.DUMP && images.isPresent()) {
+            dump = new AmdgpuDumpSession(hosts.apply(services), services, images.get());
+        } else if (stage == Stage.RESTORE && images.isPresent()) {
+            RestoreIds.requireNoJvmCollision(services);
+            if (services.inventoryClaim() != InventoryClaim.NOT_LISTED) {
+                try {
+                    restore = AmdgpuRestoreSession.open(hosts.apply(services), services, images.get()).orElse(null);
+                } catch (CriuException e) {
+                    log.error("cannot restore AMD GPU state: {}", e.getMessage());
+                    return -Math.abs(e.errno());
+                }
+            }
+        }
         log.info("Java side ready for {}", stage);
         return 0;
+    }
+
+    @Override
+    public void exit(Stage stage, int ret) {
+        if (restore != null) restore.close();
+        restore = null;
+        dump = null;
+    }
+
+    @Override
+    public int handleDeviceVma(int fd, MemorySegment st) {
+        return dump == null ? Errno.NOT_SUPPORTED : dump.handleDeviceVma(stat.st_rdev(stat.reinterpret(st)));
+    }
+
+    @Override
+    public int dumpExtFile(int fd, int id) {
+        return dump == null ? Errno.NOT_SUPPORTED : dump.dumpExtFile(fd, id);
+    }
+
+    @Override
+    public int postForking() {
+        if (restore == null) return Errno.NOT_SUPPORTED;
+        restore.startRefill();
+        return 0;
+    }
+
+    @Override
+    public int resumeDevicesLate(int pid) {
+        return restore == null ? Errno.NOT_SUPPORTED : restore.resume(pid);
     }
 
     @Override

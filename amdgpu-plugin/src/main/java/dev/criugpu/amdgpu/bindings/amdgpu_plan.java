@@ -6,6 +6,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SegmentAllocator;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /**
@@ -17,9 +18,10 @@ public final class amdgpu_plan {
             JAVA_INT.withName("version"),
             JAVA_INT.withName("num_kfd"),
             JAVA_INT.withName("num_render"),
-            JAVA_INT.withName("pad"),
+            JAVA_INT.withName("refill_addr_len"),
             ADDRESS.withName("kfd"),
-            ADDRESS.withName("render")
+            ADDRESS.withName("render"),
+            MemoryLayout.sequenceLayout(112, JAVA_BYTE).withName("refill_addr")
     ).withName("amdgpu_plan");
 
     private amdgpu_plan() {
@@ -69,13 +71,13 @@ public final class amdgpu_plan {
 
     public static void num_render(MemorySegment struct, int value) { struct.set(JAVA_INT, num_render$OFFSET, value); }
 
-    private static final long pad$OFFSET = 12;
+    private static final long refill_addr_len$OFFSET = 12;
 
-    public static long pad$offset() { return pad$OFFSET; }
+    public static long refill_addr_len$offset() { return refill_addr_len$OFFSET; }
 
-    public static int pad(MemorySegment struct) { return struct.get(JAVA_INT, pad$OFFSET); }
+    public static int refill_addr_len(MemorySegment struct) { return struct.get(JAVA_INT, refill_addr_len$OFFSET); }
 
-    public static void pad(MemorySegment struct, int value) { struct.set(JAVA_INT, pad$OFFSET, value); }
+    public static void refill_addr_len(MemorySegment struct, int value) { struct.set(JAVA_INT, refill_addr_len$OFFSET, value); }
 
     private static final long kfd$OFFSET = 16;
 
@@ -92,4 +94,12 @@ public final class amdgpu_plan {
     public static MemorySegment render(MemorySegment struct) { return struct.get(ADDRESS, render$OFFSET); }
 
     public static void render(MemorySegment struct, MemorySegment value) { struct.set(ADDRESS, render$OFFSET, value); }
+
+    private static final long refill_addr$OFFSET = 32;
+    private static final long refill_addr$SIZE = 112;
+
+    public static long refill_addr$offset() { return refill_addr$OFFSET; }
+
+    /** The 112 bytes of {@code refill_addr}, as a slice of {@code struct}. */
+    public static MemorySegment refill_addr(MemorySegment struct) { return struct.asSlice(refill_addr$OFFSET, refill_addr$SIZE); }
 }

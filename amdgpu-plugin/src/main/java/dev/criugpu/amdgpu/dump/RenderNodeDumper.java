@@ -7,18 +7,23 @@ import dev.criugpu.amdgpu.topology.Topology;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
 
+import java.util.HashMap;
 import java.util.Map;
 import java.util.function.Supplier;
 
 /**
  * Dumps a render-node fd: {@code amdgpu-renderD-<id>.img} records the user gpu id of the GPU behind the node,
  * found through the KFD topology (render minor → actual gpu id) and the checkpoint maps of the KFD fds dumped
- * before it (actual → user).
+ * so far (actual → user). criu dumps a task's fds in fd order, so a render fd may come before its KFD fd
+ * (upstream v4.2 fails then): such a node is written with the actual id, which is the user id of a process that
+ * was never migrated, and {@link #reconcile} rewrites it once a KFD dump says otherwise.
  */
 public final class RenderNodeDumper {
     private final AmdgpuImages images;
     private final Topology topology;
     private final Supplier<Map<Integer, Integer>> checkpointMaps;
+    /** file id → actual gpu id of nodes written before any KFD fd mapped their GPU. */
+    private final Map<Integer, Integer> provisional = new HashMap<>();
 
     public RenderNodeDumper(AmdgpuImages images, Topology topology, Supplier<Map<Integer, Integer>> checkpointMaps) {
         this.images = images;
@@ -31,10 +36,25 @@ public final class RenderNodeDumper {
                 "renderD" + renderMinor + " is not a GPU of the KFD topology"));
         Integer user = checkpointMaps.get().get(gpu.gpuId());
         if (user == null) {
-            throw new CriuException(Errno.ENODEV, String.format("renderD%d (GPU 0x%04x) belongs to no KFD fd dumped so"
-                    + " far; a render node must be dumped after the KFD fd of its process", renderMinor, gpu.gpuId()));
+            provisional.put(fileId, gpu.gpuId());
+            user = gpu.gpuId();
         }
-        CriuRenderNode node = CriuRenderNode.newBuilder().setGpuId(user).build();
+        return write(fileId, user);
+    }
+
+    /** After a KFD dump: rewrites the provisional nodes whose GPU now has a user id. */
+    public void reconcile() {
+        Map<Integer, Integer> maps = checkpointMaps.get();
+        provisional.entrySet().removeIf(e -> {
+            Integer user = maps.get(e.getValue());
+            if (user == null) return false;
+            if (!user.equals(e.getValue())) write(e.getKey(), user);
+            return true;
+        });
+    }
+
+    private CriuRenderNode write(int fileId, int userGpuId) {
+        CriuRenderNode node = CriuRenderNode.newBuilder().setGpuId(userGpuId).build();
         images.writeRenderNode(fileId, node);
         return node;
     }

@@ -11,6 +11,7 @@ import dev.criugpu.amdgpu.images.DeviceEntries;
 import dev.criugpu.amdgpu.images.proto.CriuKfd;
 import dev.criugpu.amdgpu.images.proto.KfdBoEntry;
 import dev.criugpu.amdgpu.images.proto.KfdDeviceEntry;
+import dev.criugpu.amdgpu.sys.UnixSockets;
 import dev.criugpu.amdgpu.topology.GpuMapping;
 import dev.criugpu.amdgpu.topology.NodeProperty;
 import dev.criugpu.amdgpu.topology.RestoreGpuMap;
@@ -47,11 +48,32 @@ public final class RestorePlan implements AutoCloseable {
     private final Arena arena;
     private final MemorySegment plan;
     private final Map<Integer, GpuMapping> mappings;
+    private final Map<Integer, CriuKfd> kfds;
+    private final Topology local;
 
-    private RestorePlan(Arena arena, MemorySegment plan, Map<Integer, GpuMapping> mappings) {
+    private RestorePlan(Arena arena, MemorySegment plan, Map<Integer, GpuMapping> mappings, Map<Integer, CriuKfd> kfds,
+                        Topology local) {
         this.arena = arena;
         this.plan = plan;
         this.mappings = mappings;
+        this.kfds = kfds;
+        this.local = local;
+    }
+
+    /** The KFD images by file id. */
+    public Map<Integer, CriuKfd> kfds() {
+        return kfds;
+    }
+
+    /** The local render node of local GPU {@code actualGpuId}. */
+    public int renderMinor(int actualGpuId) {
+        return renderMinor(local, actualGpuId);
+    }
+
+    /** Where restored tasks send their refill requests; set before criu forks. */
+    public void refillSocket(UnixSockets.Address address) {
+        MemorySegment.copy(address.bytes(), 0, amdgpu_plan.refill_addr(plan), ValueLayout.JAVA_BYTE, 0, address.bytes().length);
+        amdgpu_plan.refill_addr_len(plan, address.length());
     }
 
     /** Address of the plan, for the executor. */
@@ -127,7 +149,7 @@ public final class RestorePlan implements AutoCloseable {
                 amdgpu_plan_render.user_gpu_id(r, user);
                 amdgpu_plan_render.render_minor(r, renderMinor(local, actual));
             }
-            return new RestorePlan(arena, plan, Map.copyOf(mappings));
+            return new RestorePlan(arena, plan, Map.copyOf(mappings), Map.copyOf(kfds), local);
         } catch (RuntimeException e) {
             arena.close();
             throw e;

@@ -6,6 +6,7 @@ import dev.criugpu.amdgpu.bindings.amdgpu_cs_fence;
 import dev.criugpu.amdgpu.bindings.amdgpu_cs_ib_info;
 import dev.criugpu.amdgpu.bindings.amdgpu_cs_request;
 import dev.criugpu.amdgpu.bindings.amdgpu_h;
+import dev.criugpu.amdgpu.images.PagesFileReader;
 import dev.criugpu.amdgpu.images.PagesFileWriter;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
@@ -20,10 +21,11 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * Reads VRAM/GTT BOs through one GPU's SDMA engine into a pages file, the way upstream's dump does: import the
- * BO's dma-buf, wrap a page-aligned host bounce buffer as a userptr BO, map both (and a GTT IB) into the GPU's
- * VA space, then per buffer-full submit linear-copy packets on DMA ring 0 in a fresh context, wait for the fence
- * and append the buffer to the file. The bounce buffer is allocated once per copier and bounds host memory
+ * Moves VRAM/GTT BO contents through one GPU's SDMA engine, the way upstream does: import the BO's dma-buf, wrap a
+ * page-aligned host bounce buffer as a userptr BO, map both (and a GTT IB) into the GPU's VA space, then per
+ * buffer-full submit linear-copy packets on DMA ring 0 in a fresh context and wait for the fence. Dump
+ * ({@link #read}) appends each buffer-full to a pages file after the copy; restore ({@link #write}) fills the
+ * buffer from the pages file before it. The bounce buffer is allocated once per copier and bounds host memory
  * ({@code KFD_MAX_BUFFER_SIZE}). One copier belongs to one thread.
  */
 public final class SdmaCopier implements AutoCloseable {
@@ -48,6 +50,20 @@ public final class SdmaCopier implements AutoCloseable {
 
     /** Appends the {@code size} bytes of the BO behind {@code dmabufFd} to {@code out}. */
     public void read(int dmabufFd, long size, PagesFileWriter out) {
+        transfer(dmabufFd, size, false, (done, chunk) -> out.write(chunk.asByteBuffer()));
+    }
+
+    /** Fills the {@code size} bytes of the BO behind {@code dmabufFd} from {@code in}, starting at payload {@code offset}. */
+    public void write(int dmabufFd, long size, PagesFileReader in, long offset) {
+        transfer(dmabufFd, size, true, (done, chunk) -> in.readFully(offset + done, chunk.asByteBuffer()));
+    }
+
+    /** What happens to the host buffer around each copy: BO bytes {@code done..done+chunk.byteSize()}. */
+    private interface HostSide {
+        void accept(long done, MemorySegment chunk);
+    }
+
+    private void transfer(int dmabufFd, long size, boolean toBo, HostSide hostSide) {
         Deque<Runnable> undo = new ArrayDeque<>();
         RuntimeException failure = null;
         Arena a = Arena.ofConfined();
@@ -93,10 +109,14 @@ public final class SdmaCopier implements AutoCloseable {
 
             for (long done = 0; done < size; ) {
                 long n = Math.min(size - done, window);
-                int[] packets = SdmaLinearCopy.packets(boVa + done, hostVa, n, dev.familyId(), encoding);
+                MemorySegment chunk = host.asSlice(0, n);
+                if (toBo) hostSide.accept(done, chunk);
+                int[] packets = toBo
+                        ? SdmaLinearCopy.packets(hostVa, boVa + done, n, dev.familyId(), encoding)
+                        : SdmaLinearCopy.packets(boVa + done, hostVa, n, dev.familyId(), encoding);
                 MemorySegment.copy(packets, 0, ibCpu, JAVA_INT, 0, packets.length);
                 submitAndWait(list, ibVa, packets.length, done, n);
-                out.write(host.asSlice(0, n).asByteBuffer());
+                if (!toBo) hostSide.accept(done, chunk);
                 done += n;
             }
         } catch (RuntimeException e) {

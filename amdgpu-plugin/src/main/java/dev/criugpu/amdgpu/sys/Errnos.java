@@ -2,6 +2,9 @@ package dev.criugpu.amdgpu.sys;
 
 /** Names for the errno values device calls report, for one-line messages. */
 public final class Errnos {
+    public static final int EMSGSIZE = 90;
+    public static final int ECONNABORTED = 103;
+
     private Errnos() {
     }
 
@@ -21,7 +24,12 @@ public final class Errnos {
             case 22 -> "EINVAL";
             case 25 -> "ENOTTY";
             case 28 -> "ENOSPC";
+            case 32 -> "EPIPE";
             case 62 -> "ETIME";
+            case 90 -> "EMSGSIZE";
+            case 103 -> "ECONNABORTED";
+            case 104 -> "ECONNRESET";
+            case 111 -> "ECONNREFUSED";
             case 110 -> "ETIMEDOUT";
             case 125 -> "ECANCELED";
             default -> null;

@@ -1,5 +1,7 @@
 package dev.criugpu.amdgpu.sys;
 
+import dev.criugpu.amdgpu.bindings.stat;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -15,7 +17,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * The syscall seam: the few libc entry points the plugin uses on device files (open, close, ioctl, mmap,
- * munmap). In production they are libc's; tests bind the same signatures from the simulated KFD
+ * munmap, fstat). In production they are libc's; tests bind the same signatures from the simulated KFD
  * ({@code libkfdsim.so}, names prefixed {@code kfdsim_}). errno is captured right after each call.
  */
 public final class Syscalls {
@@ -39,6 +41,7 @@ public final class Syscalls {
     private final MethodHandle ioctl;
     private final MethodHandle mmap;
     private final MethodHandle munmap;
+    private final MethodHandle fstat;
 
     private Syscalls(String origin, SymbolLookup lookup, String prefix) {
         this.origin = origin;
@@ -50,6 +53,7 @@ public final class Syscalls {
         mmap = bind(lookup, prefix + "mmap", FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT,
                 JAVA_INT, JAVA_LONG));
         munmap = bind(lookup, prefix + "munmap", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
+        fstat = bind(lookup, prefix + "fstat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
     }
 
     private static MethodHandle bind(SymbolLookup lookup, String name, FunctionDescriptor d, Linker.Option... extra) {
@@ -146,6 +150,20 @@ public final class Syscalls {
             throw e;
         } catch (Throwable t) {
             throw new IllegalStateException("munmap", t);
+        }
+    }
+
+    /** st_rdev of the file behind {@code fd}. */
+    public long rdev(int fd) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(CALL_STATE);
+            MemorySegment st = stat.allocate(a);
+            if ((int) fstat.invokeExact(state, fd, st) < 0) throw failure("fstat fd " + fd, errno(state));
+            return stat.st_rdev(st);
+        } catch (SyscallException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("fstat", t);
         }
     }
 

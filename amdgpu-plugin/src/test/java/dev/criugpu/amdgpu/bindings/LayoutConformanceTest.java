@@ -34,8 +34,11 @@ class LayoutConformanceTest {
             amdgpu_cs_request.class, amdgpu_gpu_info.class);
     private static final List<Class<?>> DRM_CONSTANTS = List.of(amdgpu_h.class);
     private static final List<Class<?>> PLAN_STRUCTS = List.of(amdgpu_plan_gpu.class, amdgpu_plan_bo.class,
-            amdgpu_plan_kfd.class, amdgpu_plan_render.class, amdgpu_plan.class, amdgpu_seam.class);
+            amdgpu_plan_kfd.class, amdgpu_plan_render.class, amdgpu_plan.class, amdgpu_seam.class,
+            amdgpu_refill_head.class, amdgpu_child.class);
     private static final List<Class<?>> PLAN_CONSTANTS = List.of(amdgpu_restore_h.class);
+    private static final List<Class<?>> SOCKET_STRUCTS = List.of(msghdr.class, cmsghdr.class, iovec.class, ucred.class,
+            sockaddr_un.class, pollfd.class);
 
     @Test
     void kfdBindingsMatchTheKernelUapiHeader() throws Exception {
@@ -54,6 +57,11 @@ class LayoutConformanceTest {
     }
 
     @Test
+    void socketBindingsMatchTheLibcHeaders() throws Exception {
+        assertConforms(Probe.run("socket_layout_probe"), SOCKET_STRUCTS, List.of(socket_h.class));
+    }
+
+    @Test
     void criuArgsHaveTheDocumentedIoctlNumbers() {
         // Numbers quoted in the facts (x86-64), independent of the probe.
         assertEquals(0x80084B01, kfd_ioctl_h.AMDKFD_IOC_GET_VERSION());
@@ -68,6 +76,7 @@ class LayoutConformanceTest {
         List<Class<?>> all = new ArrayList<>(KFD_STRUCTS);
         all.addAll(DRM_STRUCTS);
         all.addAll(PLAN_STRUCTS);
+        all.addAll(SOCKET_STRUCTS);
         for (Class<?> c : all) {
             GroupLayout layout = layoutOf(c);
             for (MemoryLayout m : layout.memberLayouts()) {

@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.OptionalLong;
 
@@ -80,14 +81,25 @@ class DeviceFilesTest {
     }
 
     @Test
-    void renderNodeBeforeItsKfdOrOutsideTheTopologyFails() {
+    void renderNodeBeforeItsKfdIsRewrittenOnceTheKfdDumpMapsItsGpu() {
         AmdgpuImages images = new AmdgpuImages(dir);
-        CriuException early = assertThrows(CriuException.class,
-                () -> new RenderNodeDumper(images, oneGpu(), Map::of).dump(128, 11));
-        assertEquals(Errno.ENODEV, early.errno());
-        assertTrue(early.getMessage().startsWith("renderD128 (GPU 0x1001) belongs to no KFD fd dumped so far"));
+        Map<Integer, Integer> maps = new HashMap<>();
+        RenderNodeDumper dumper = new RenderNodeDumper(images, oneGpu(), () -> maps);
+        dumper.dump(128, 11);
+        assertEquals(0x1001, images.readRenderNode(11).getGpuId(), "written with the actual id until a KFD dump says");
+        dumper.reconcile();
+        assertEquals(0x1001, images.readRenderNode(11).getGpuId());
+        maps.put(0x1001, 0xa001); // the process was restored here from a GPU it knew as 0xa001
+        dumper.reconcile();
+        assertEquals(0xa001, images.readRenderNode(11).getGpuId());
+    }
+
+    @Test
+    void renderNodeOutsideTheTopologyFails() {
+        AmdgpuImages images = new AmdgpuImages(dir);
         CriuException unknown = assertThrows(CriuException.class,
                 () -> new RenderNodeDumper(images, oneGpu(), () -> Map.of(0x1001, 1)).dump(131, 12));
+        assertEquals(Errno.ENODEV, unknown.errno());
         assertEquals("renderD131 is not a GPU of the KFD topology", unknown.getMessage());
     }
 

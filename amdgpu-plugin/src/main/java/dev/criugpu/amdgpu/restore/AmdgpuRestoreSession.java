@@ -1,0 +1,123 @@
+package dev.criugpu.amdgpu.restore;
+
+import dev.criugpu.amdgpu.AmdgpuHost;
+import dev.criugpu.amdgpu.dump.MaxBufferSize;
+import dev.criugpu.amdgpu.images.AmdgpuImages;
+import dev.criugpu.amdgpu.kfd.KfdFile;
+import dev.criugpu.amdgpu.sys.SyscallException;
+import dev.criugpu.amdgpu.sys.Syscalls;
+import dev.criugpu.amdgpu.sys.UnixSockets;
+import dev.criugpu.amdgpu.topology.SysfsTopologyReader;
+import dev.criugpu.amdgpu.topology.Topology;
+import dev.criugpu.api.CriuException;
+import dev.criugpu.api.CriuServices;
+import dev.criugpu.api.Errno;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * The restore side of one criu restore, in criu's main process. Before criu forks (init): the plan from the
+ * images and the local topology (a GPU that cannot be matched refuses the restore here, with nothing forked),
+ * the refill socket, and the native executor registered with the shim. POST_FORKING starts taking refill
+ * requests. RESUME_DEVICES_LATE(pid) waits for every refill, then resumes the task's queues; a task whose GPU
+ * memory could not be refilled is killed instead, since criu ignores this hook's result and the task would
+ * otherwise run on wrong GPU memory.
+ */
+public final class AmdgpuRestoreSession implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(AmdgpuRestoreSession.class);
+
+    private final Syscalls sys;
+    private final RestorePlan plan;
+    private final RefillSession refill;
+    private final ChildExecutor executor;
+    private boolean reported;
+
+    private AmdgpuRestoreSession(Syscalls sys, RestorePlan plan, RefillSession refill, ChildExecutor executor) {
+        this.sys = sys;
+        this.plan = plan;
+        this.refill = refill;
+        this.executor = executor;
+    }
+
+    /** Empty when the images hold no AMD file (then the plugin has nothing to do). */
+    public static Optional<AmdgpuRestoreSession> open(AmdgpuHost host, CriuServices services, Path imagesDir) {
+        if (!holdsAmdgpuFiles(imagesDir)) return Optional.empty();
+        Topology local = new SysfsTopologyReader(host.topologyRoot()).read("Local");
+        RestorePlan plan = RestorePlan.build(new AmdgpuImages(imagesDir), local, host.env(), log::error);
+        RefillSession refill = null;
+        ChildExecutor executor = null;
+        try {
+            BoRefiller refiller = new BoRefiller(host.sys(), imagesDir, MaxBufferSize.fromEnvironment(host.env()));
+            refill = new RefillSession(plan, refiller, String.format("criu-java-gpu/amdgpu-refill/%d-%016x",
+                    ProcessHandle.current().pid(), ThreadLocalRandom.current().nextLong()));
+            executor = ChildExecutor.load(host.executorLibrary(), host.childCalls(), plan);
+            executor.register(services);
+            log.info("restoring {} KFD file(s); GPU map {}", plan.kfds().size(), plan.mappings());
+            return Optional.of(new AmdgpuRestoreSession(host.sys(), plan, refill, executor));
+        } catch (RuntimeException e) {
+            if (executor != null) executor.close();
+            if (refill != null) refill.close();
+            plan.close();
+            throw e;
+        }
+    }
+
+    private static boolean holdsAmdgpuFiles(Path dir) {
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "amdgpu-{kfd,renderD}-*.img")) {
+            return ds.iterator().hasNext();
+        } catch (IOException e) {
+            throw new CriuException(Errno.EIO, "cannot list images directory " + dir + ": " + e.getMessage(), e);
+        }
+    }
+
+    public void startRefill() {
+        refill.start();
+    }
+
+    public int resume(int pid) {
+        RefillSession.Outcome outcome = refill.finish();
+        if (!reported) {
+            reported = true;
+            outcome.unattributed().forEach(log::error);
+        }
+        List<String> failures = outcome.failuresByPid().get(pid);
+        if (failures != null) {
+            failures.forEach(log::error);
+            boolean killed = UnixSockets.kill(pid);
+            log.error("pid {}: GPU memory not restored; {} instead of resuming it on wrong GPU memory", pid,
+                    killed ? "killed it" : "it is gone already");
+            return -Errno.EIO;
+        }
+        int fd;
+        try {
+            fd = sys.open(KfdFile.DEVICE, Syscalls.O_RDWR | Syscalls.O_CLOEXEC);
+        } catch (SyscallException e) {
+            return Errno.NOT_SUPPORTED;
+        }
+        try {
+            new KfdFile(sys, fd).resume(pid);
+            log.debug("pid {}: GPU queues resumed", pid);
+            return 0;
+        } catch (SyscallException e) {
+            if (e.errno() == Errno.ESRCH) return Errno.NOT_SUPPORTED; // no KFD process behind this pid
+            throw new CriuException(e.errno(), "pid " + pid + ": KFD RESUME failed: " + e.getMessage(), e);
+        } finally {
+            sys.close(fd);
+        }
+    }
+
+    @Override
+    public void close() {
+        refill.close();
+        executor.close();
+        plan.close();
+    }
+}

@@ -1,0 +1,124 @@
+package dev.criugpu.amdgpu.restore;
+
+import dev.criugpu.amdgpu.images.ImageNames;
+import dev.criugpu.amdgpu.images.PagesFileReader;
+import dev.criugpu.amdgpu.images.proto.CriuKfd;
+import dev.criugpu.amdgpu.images.proto.KfdBoEntry;
+import dev.criugpu.amdgpu.images.proto.KfdDeviceEntry;
+import dev.criugpu.amdgpu.kfd.BoBucket;
+import dev.criugpu.amdgpu.sdma.AmdgpuDevice;
+import dev.criugpu.amdgpu.sdma.SdmaCopier;
+import dev.criugpu.amdgpu.sdma.SdmaLinearCopy;
+import dev.criugpu.amdgpu.dump.MaxBufferSize;
+import dev.criugpu.amdgpu.sys.Syscalls;
+import dev.criugpu.amdgpu.sys.UnixSockets;
+import dev.criugpu.api.CriuException;
+import dev.criugpu.api.Errno;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * Refills restored BOs in criu's main process: for one refill request, each checkpointed GPU's BOs are written
+ * from {@code amdgpu-pages-<id>-<user gpu %04x>.img} into the dma-bufs the restored task sent, through the SDMA
+ * engine of the local GPU it was mapped to. One platform thread per local GPU does that GPU's work for every
+ * request in arrival order, so GPUs run in parallel and requests from several tasks queue up per GPU. The
+ * request's fds are closed once its copies are done (or failed).
+ */
+public final class BoRefiller implements AutoCloseable {
+    private final Syscalls sys;
+    private final Path imagesDir;
+    private final long maxBufferSize;
+    private final Map<Integer, ExecutorService> workers = new HashMap<>();
+
+    public BoRefiller(Syscalls sys, Path imagesDir, long maxBufferSize) {
+        this.sys = sys;
+        this.imagesDir = imagesDir;
+        this.maxBufferSize = maxBufferSize;
+    }
+
+    /** A BO to fill: its place in the image and in its GPU's pages payload, and the fd it arrived as. */
+    private record Fill(int index, KfdBoEntry bo, long payloadOffset, int fd) {
+    }
+
+    /**
+     * Queues the copies of {@code request} (already checked against {@code kfd}); the future fails with one line
+     * naming the pages file, BO and GPU.
+     */
+    public synchronized CompletableFuture<Void> refill(RefillRequest request, CriuKfd kfd, RestorePlan plan) {
+        Map<Integer, Integer> fdOf = new HashMap<>();
+        for (int i = 0; i < request.boIndices().length; i++) fdOf.put(request.boIndices()[i], request.fds()[i]);
+        Map<Integer, List<Fill>> byGpu = new HashMap<>();
+        Map<Integer, Long> totals = new HashMap<>();
+        for (KfdDeviceEntry d : kfd.getDeviceEntriesList()) {
+            if (d.getCpuCoresCount() != 0) continue;
+            byGpu.put(d.getGpuId(), new ArrayList<>());
+            totals.put(d.getGpuId(), 0L);
+        }
+        for (int i = 0; i < kfd.getBoEntriesCount(); i++) {
+            KfdBoEntry bo = kfd.getBoEntries(i);
+            if (!BoBucket.hasContents(bo.getAllocFlags())) continue;
+            long offset = totals.get(bo.getGpuId());
+            byGpu.get(bo.getGpuId()).add(new Fill(i, bo, offset, fdOf.get(i)));
+            totals.put(bo.getGpuId(), offset + bo.getSize());
+        }
+        List<CompletableFuture<Void>> parts = new ArrayList<>();
+        for (var e : byGpu.entrySet()) {
+            int user = e.getKey();
+            int actual = plan.mappings().get(request.fileId()).localGpu(user);
+            int minor = plan.renderMinor(actual);
+            String pages = ImageNames.pages(request.fileId(), user);
+            long total = totals.get(user);
+            List<Fill> fills = e.getValue();
+            parts.add(CompletableFuture.runAsync(() -> fillGpu(pages, total, user, minor, fills), worker(actual)));
+        }
+        return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
+                .whenComplete((ok, failure) -> UnixSockets.closeAll(request.fds()));
+    }
+
+    private ExecutorService worker(int actualGpuId) {
+        return workers.computeIfAbsent(actualGpuId, id -> Executors.newSingleThreadExecutor(
+                Thread.ofPlatform().name(String.format("amdgpu-refill-%04x", id)).daemon().factory()));
+    }
+
+    private void fillGpu(String pages, long total, int userGpuId, int minor, List<Fill> fills) {
+        String gpu = String.format("GPU 0x%04x (renderD%d)", userGpuId, minor);
+        try (PagesFileReader in = new PagesFileReader(imagesDir, pages, total)) {
+            if (fills.isEmpty()) return;
+            long largest = fills.stream().mapToLong(f -> f.bo().getSize()).max().orElse(0);
+            int fd = sys.open("/dev/dri/renderD" + minor, Syscalls.O_RDWR | Syscalls.O_CLOEXEC);
+            try (AmdgpuDevice dev = AmdgpuDevice.open(fd);
+                 SdmaCopier copier = new SdmaCopier(dev, MaxBufferSize.bufferFor(maxBufferSize, largest),
+                         SdmaLinearCopy.CountEncoding.BYTES)) {
+                for (Fill f : fills) {
+                    try {
+                        copier.write(f.fd(), f.bo().getSize(), in, f.payloadOffset());
+                    } catch (CriuException e) {
+                        throw new CriuException(e.errno(), String.format("%s: refill of BO %d at 0x%x (%d bytes) on %s"
+                                + " failed: %s", pages, f.index(), f.bo().getAddr(), f.bo().getSize(), gpu,
+                                e.getMessage()), e);
+                    }
+                }
+            } finally {
+                sys.close(fd);
+            }
+        } catch (CriuException e) {
+            if (e.getMessage().startsWith(pages)) throw e;
+            throw new CriuException(e.errno(), pages + ": " + gpu + ": " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            throw new CriuException(Errno.EIO, pages + ": " + gpu + ": refill failed: " + e, e);
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        workers.values().forEach(ExecutorService::close);
+        workers.clear();
+    }
+}

@@ -1,0 +1,29 @@
+package dev.criugpu.amdgpu.testing;
+
+import dev.criugpu.amdgpu.AmdgpuHost;
+import dev.criugpu.amdgpu.dump.DeviceClassifier;
+import dev.criugpu.amdgpu.restore.ChildExecutor;
+
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.OptionalLong;
+
+import static dev.criugpu.amdgpu.dump.DeviceNumbers.makedev;
+
+/** An {@link AmdgpuHost} backed by the simulated KFD and libdrm: KFD is device 235:0, render nodes 226:128+. */
+public final class SimulatedHost {
+    public static final long KFD_RDEV = makedev(235, 0);
+    public static final long FIRST_RENDER_RDEV = makedev(226, 128);
+
+    private SimulatedHost() {
+    }
+
+    public static AmdgpuHost create(Path topologyRoot, Path dir, Map<String, String> env) {
+        ChildExecutor.Calls calls = new ChildExecutor.Calls(KfdSimulator.symbol("kfdsim_open"),
+                KfdSimulator.symbol("kfdsim_close"), KfdSimulator.symbol("kfdsim_ioctl"),
+                KfdSimulator.symbol("kfdsim_find_unused_fd"), KfdSimulator.symbol("kfdsim_log"));
+        return new AmdgpuHost(KfdSimulator.syscalls(), topologyRoot,
+                new DeviceClassifier(OptionalLong.of(KFD_RDEV), OptionalLong.of(FIRST_RENDER_RDEV)),
+                dir.resolve("no-hsakmt-shm"), env, NativeTestPrograms.path("libamdgpu_restore.so"), calls);
+    }
+}
