@@ -13,6 +13,6 @@ if [ -f /usr/include/libdrm/amdgpu.h ]; then
 else
 	rm -f "$out/drm_layout_probe"
 fi
-$CC $CFLAGS -fPIC -shared -pthread -I"$here/../../main/c/include" -o "$out/libkfdsim.so" "$here/kfd_sim.c" "$here/drm_sim.c"
+$CC $CFLAGS -fPIC -shared -pthread -I"$here/../../main/c/include" -o "$out/libkfdsim.so" "$here/kfd_sim.c" "$here/drm_sim.c" "$here/restored_task.c"
 $CC $CFLAGS -I"$here/../../main/c" -I"$here/../../main/c/include" -o "$out/plan_layout_probe" "$here/plan_layout_probe.c"
 $CC $CFLAGS -o "$out/socket_layout_probe" "$here/socket_layout_probe.c"

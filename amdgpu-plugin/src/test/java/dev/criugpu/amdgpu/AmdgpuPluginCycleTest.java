@@ -1,6 +1,5 @@
 package dev.criugpu.amdgpu;
 
-import dev.criugpu.amdgpu.bindings.kfd_ioctl_h;
 import dev.criugpu.amdgpu.bindings.stat;
 import dev.criugpu.amdgpu.images.AmdgpuImages;
 import dev.criugpu.amdgpu.images.proto.CriuKfd;
@@ -8,8 +7,8 @@ import dev.criugpu.amdgpu.images.proto.KfdBoEntry;
 import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.amdgpu.testing.KfdSimulator;
 import dev.criugpu.amdgpu.testing.SimulatedCriu;
-import dev.criugpu.amdgpu.testing.SimulatedHost;
-import dev.criugpu.amdgpu.testing.SysfsTree;
+import dev.criugpu.amdgpu.testing.SimulatedGpuProcess;
+import dev.criugpu.amdgpu.testing.SimulatedGpuProcess.Bo;
 import dev.criugpu.api.Errno;
 import dev.criugpu.api.InventoryClaim;
 import dev.criugpu.api.Stage;
@@ -21,14 +20,15 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 
 import static dev.criugpu.amdgpu.dump.DeviceNumbers.makedev;
-import static dev.criugpu.amdgpu.testing.SysfsTree.PCIE;
+import static dev.criugpu.amdgpu.testing.SimulatedGpuProcess.DOORBELL;
+import static dev.criugpu.amdgpu.testing.SimulatedGpuProcess.GTT;
+import static dev.criugpu.amdgpu.testing.SimulatedGpuProcess.VRAM;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -46,12 +46,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * process refills them through simulated SDMA, and RESUME_DEVICES_LATE resumes the queues.
  */
 class AmdgpuPluginCycleTest {
-    static final int VRAM = kfd_ioctl_h.KFD_IOC_ALLOC_MEM_FLAGS_VRAM();
-    static final int GTT = kfd_ioctl_h.KFD_IOC_ALLOC_MEM_FLAGS_GTT();
-    static final int DOORBELL = kfd_ioctl_h.KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL();
-    static final int USERPTR = kfd_ioctl_h.KFD_IOC_ALLOC_MEM_FLAGS_USERPTR();
-    static final int DEVICE_A = 0x738c;
-    static final int DEVICE_B = 0x7408;
 
     @TempDir
     Path dir;
@@ -65,51 +59,6 @@ class AmdgpuPluginCycleTest {
         arena.close();
     }
 
-    /** GPU ids a (device A) and b (device B) on nodes 1 and 2 (render 128, 129). */
-    Path topology(String name, int a, int b, boolean swapped) {
-        SysfsTree t = new SysfsTree();
-        t.cpu(0);
-        t.gpu(1, swapped ? b : a).prop("device_id", swapped ? DEVICE_B : DEVICE_A);
-        t.gpu(2, swapped ? a : b).prop("device_id", swapped ? DEVICE_A : DEVICE_B);
-        t.connect(PCIE, 0, 1).connect(PCIE, 0, 2);
-        return t.write(dir.resolve(name));
-    }
-
-    /** A BO the test put into the simulated process, with its bytes. */
-    record Bo(long addr, int size, int gpu, int flags, byte[] bytes) {
-        boolean hasContents() {
-            return (flags & (VRAM | GTT)) != 0;
-        }
-    }
-
-    static List<Bo> bos(Random random) {
-        List<Bo> bos = new ArrayList<>();
-        int[][] spec = {{3 << 20, 0x1001, VRAM}, {2 << 20, 0x1002, GTT}, {(5 << 20) + 4096, 0x1002, VRAM},
-                {4096, 0x1001, DOORBELL}, {8192, 0x1001, USERPTR}, {(1 << 20) + 12288, 0x1001, GTT}};
-        long addr = 0x7f10_0000_0000L;
-        for (int[] s : spec) {
-            byte[] b = new byte[s[0]];
-            random.nextBytes(b);
-            bos.add(new Bo(addr, s[0], s[1], s[2], b));
-            addr += 64L << 20;
-        }
-        return bos;
-    }
-
-    /** The dumped process: pid 4242, seized by this thread, using GPUs 0x1001 and 0x1002. */
-    int process(List<Bo> bos) {
-        int fd = KfdSimulator.createProcess(4242, KfdSimulator.gettid());
-        KfdSimulator.addGpu(fd, 0x1001, 0x1001);
-        KfdSimulator.addGpu(fd, 0x1002, 0x1002);
-        for (int i = 0; i < bos.size(); i++) {
-            Bo b = bos.get(i);
-            KfdSimulator.addBo(fd, b.addr(), b.size(), b.gpu(), b.flags(), i);
-            if (b.hasContents()) KfdSimulator.fillBo(fd, i, b.bytes());
-        }
-        KfdSimulator.setObjects(fd, 5, new byte[]{1, 2, 3, 4, 5, 6, 7, 8});
-        return fd;
-    }
-
     int vma(AmdgpuPlugin plugin, long rdev) {
         MemorySegment st = stat.allocate(arena);
         stat.st_rdev(st, rdev);
@@ -119,9 +68,9 @@ class AmdgpuPluginCycleTest {
     /** Dumps the process with a render fd first, then its KFD fd; returns the images directory. */
     Path dump(List<Bo> bos, Map<String, String> env) throws Exception {
         Path images = Files.createDirectories(dir.resolve("images"));
-        int kfd = process(bos);
+        int kfd = SimulatedGpuProcess.create(bos);
         SimulatedCriu criu = new SimulatedCriu(Stage.DUMP, images, InventoryClaim.NONE);
-        AmdgpuPlugin plugin = new AmdgpuPlugin(s -> SimulatedHost.create(topology("there", 0x1001, 0x1002, false), dir, env));
+        AmdgpuPlugin plugin = SimulatedGpuProcess.dumpPlugin(dir, env);
         assertEquals(0, plugin.init(Stage.DUMP, criu));
 
         assertEquals(0, vma(plugin, makedev(235, 3)), "KFD mapping");
@@ -144,7 +93,7 @@ class AmdgpuPluginCycleTest {
 
     @Test
     void dumpThenRestoreOntoSwappedGpusRefillsEveryBoAndResumes() throws Throwable {
-        List<Bo> bos = bos(new Random(42));
+        List<Bo> bos = SimulatedGpuProcess.bos(new Random(42));
         Path images = dump(bos, Map.of("KFD_MAX_BUFFER_SIZE", "1M"));
         AmdgpuImages files = new AmdgpuImages(images);
         CriuKfd kfdImage = files.readKfd(5);
@@ -154,8 +103,7 @@ class AmdgpuPluginCycleTest {
         // Restore on a host where device A is GPU 0x2001 at renderD129 and device B is GPU 0x2002 at renderD128.
         KfdSimulator.reset();
         SimulatedCriu criu = new SimulatedCriu(Stage.RESTORE, images, InventoryClaim.LISTED);
-        AmdgpuPlugin plugin = new AmdgpuPlugin(s -> SimulatedHost.create(topology("here", 0x2001, 0x2002, true), dir,
-                Map.of("KFD_MAX_BUFFER_SIZE", "1M")));
+        AmdgpuPlugin plugin = SimulatedGpuProcess.restorePlugin(dir, Map.of("KFD_MAX_BUFFER_SIZE", "1M"));
         assertEquals(0, plugin.init(Stage.RESTORE, criu), String.join("\n", criu.lines()));
         assertTrue(criu.hasChildExecutor());
         assertEquals(0, plugin.postForking());

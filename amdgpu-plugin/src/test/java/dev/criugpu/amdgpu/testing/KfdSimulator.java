@@ -7,6 +7,7 @@ import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
@@ -40,6 +41,12 @@ public final class KfdSimulator {
     private static final MethodHandle LOG_LINES = fn("kfdsim_log_lines", FunctionDescriptor.of(JAVA_INT));
     private static final MethodHandle GETTID = LINKER.downcallHandle(LINKER.defaultLookup().find("gettid").orElseThrow(),
             FunctionDescriptor.of(JAVA_INT));
+
+    private static final MethodHandle SPAWN_RESTORE = fn("kfdsim_spawn_restore",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS));
+    private static final MethodHandle REAP = fn("kfdsim_reap", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle SEND_PARTIAL_REFILL = fn("kfdsim_send_partial_refill", FunctionDescriptor.of(JAVA_INT,
+            ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
 
     private static MethodHandle fn(String name, FunctionDescriptor d) {
         return LINKER.downcallHandle(LIB.find(name).orElseThrow(), d);
@@ -191,5 +198,36 @@ public final class KfdSimulator {
     private static int check(int r, String what) {
         if (r < 0) throw new IllegalStateException("kfdsim " + what + " failed");
         return r;
+    }
+
+    /** A forked restored task: its pid and what RESTORE_EXT_FILE returned in it. */
+    public record Task(int pid, int result) {
+        /** Waits for the task to end (killing it first if asked); returns the signal that ended it, or 0. */
+        public int reap(boolean killFirst) {
+            return callInt(() -> (int) REAP.invokeExact(pid, killFirst ? 1 : 0));
+        }
+    }
+
+    /** Forks a task (no JVM runs in it) that calls {@code fn(ctx, id)} and then waits for a signal. */
+    public static Task spawnRestore(MemorySegment fn, MemorySegment ctx, int id) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment result = a.allocate(JAVA_INT);
+            int pid = callInt(() -> (int) SPAWN_RESTORE.invokeExact(fn, ctx, id, result));
+            return new Task(check(pid, "spawn a restored task"), result.get(JAVA_INT, 0));
+        }
+    }
+
+    /**
+     * A refill peer that hangs up early: a head of {@code headBytes} bytes announcing {@code announced} fds, then
+     * only the first {@code sent} of {@code fds}. Returns 0 or -errno.
+     */
+    public static int sendPartialRefill(byte[] address, int addressLength, int magic, int fileId, int announced,
+                                        int[] fds, int sent, int headBytes) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment addr = a.allocateFrom(ValueLayout.JAVA_BYTE, address);
+            MemorySegment f = a.allocateFrom(JAVA_INT, fds.length == 0 ? new int[1] : fds);
+            return callInt(() -> (int) SEND_PARTIAL_REFILL.invokeExact(addr, addressLength, magic, fileId, announced, f,
+                    sent, headBytes));
+        }
     }
 }

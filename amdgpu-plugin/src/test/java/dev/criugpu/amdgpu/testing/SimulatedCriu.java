@@ -39,6 +39,7 @@ public final class SimulatedCriu implements CriuServices {
     private final List<String> inventory = Collections.synchronizedList(new ArrayList<>());
     private final List<String> lines = Collections.synchronizedList(new ArrayList<>());
     private MemorySegment childCtx = MemorySegment.NULL;
+    private MemorySegment childRestoreExtFileAddress = MemorySegment.NULL;
     private MethodHandle childRestoreExtFile;
     private MethodHandle childUpdateVmaMap;
 
@@ -86,6 +87,11 @@ public final class SimulatedCriu implements CriuServices {
         return (int) childUpdateVmaMap.invokeExact(childCtx, path, addr, oldOffset, newOffset, pluginFd);
     }
 
+    /** A restored task of its own: a forked process runs RESTORE_EXT_FILE({@code id}); see {@link KfdSimulator#spawnRestore}. */
+    public KfdSimulator.Task spawnRestore(int id) {
+        return KfdSimulator.spawnRestore(childRestoreExtFileAddress, childCtx, id);
+    }
+
     public boolean hasChildExecutor() {
         return childRestoreExtFile != null;
     }
@@ -93,6 +99,7 @@ public final class SimulatedCriu implements CriuServices {
     @Override
     public boolean setChildExecutor(MemorySegment ctx, MemorySegment restoreExtFile, MemorySegment updateVmaMap) {
         childCtx = ctx;
+        childRestoreExtFileAddress = restoreExtFile;
         childRestoreExtFile = LINKER.downcallHandle(restoreExtFile, FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
         childUpdateVmaMap = LINKER.downcallHandle(updateVmaMap,
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS));
