@@ -1,68 +1,71 @@
-/* Layout probe for the restore plan shared by Java and the C executor (amdgpu_restore.h). */
-#include "amdgpu_restore.h"
+/* Layout probe for the restore plan shared by Java and the C executor (gpu_plan.h). */
+#include "gpu_plan.h"
 #include "layout_probe.h"
 
 int main(void)
 {
-	S(amdgpu_plan_gpu);
-	F(amdgpu_plan_gpu, user_gpu_id);
-	F(amdgpu_plan_gpu, actual_gpu_id);
-	F(amdgpu_plan_gpu, render_minor);
-	F(amdgpu_plan_gpu, pad);
+	S(gpu_plan_step);
+	F(gpu_plan_step, op);
+	F(gpu_plan_step, slot);
+	F(gpu_plan_step, arg);
+	F(gpu_plan_step, arg2);
+	F(gpu_plan_step, len);
+	F(gpu_plan_step, buf);
+	F(gpu_plan_step, fd_buf);
+	F(gpu_plan_step, fd_offsets);
+	F(gpu_plan_step, what);
 
-	S(amdgpu_plan_bo);
-	F(amdgpu_plan_bo, addr);
-	F(amdgpu_plan_bo, size);
-	F(amdgpu_plan_bo, offset);
-	F(amdgpu_plan_bo, gpu_id);
-	F(amdgpu_plan_bo, alloc_flags);
+	S(gpu_plan_program);
+	F(gpu_plan_program, file_id);
+	F(gpu_plan_program, num_steps);
+	F(gpu_plan_program, steps);
 
-	S(amdgpu_plan_kfd);
-	F(amdgpu_plan_kfd, file_id);
-	F(amdgpu_plan_kfd, vpid);
-	F(amdgpu_plan_kfd, num_gpus);
-	F(amdgpu_plan_kfd, num_bos);
-	F(amdgpu_plan_kfd, num_objects);
-	F(amdgpu_plan_kfd, pad);
-	F(amdgpu_plan_kfd, priv_size);
-	F(amdgpu_plan_kfd, gpus);
-	F(amdgpu_plan_kfd, bos);
-	F(amdgpu_plan_kfd, priv);
+	S(gpu_plan_vma);
+	F(gpu_plan_vma, addr);
+	F(gpu_plan_vma, old_offset);
+	F(gpu_plan_vma, new_offset);
+	F(gpu_plan_vma, slot);
+	F(gpu_plan_vma, pad);
 
-	S(amdgpu_plan_render);
-	F(amdgpu_plan_render, file_id);
-	F(amdgpu_plan_render, user_gpu_id);
-	F(amdgpu_plan_render, render_minor);
-	F(amdgpu_plan_render, pad);
+	S(gpu_plan_path);
+	F(gpu_plan_path, pattern);
+	F(gpu_plan_path, prefix);
+	F(gpu_plan_path, reopen);
 
-	S(amdgpu_plan);
-	F(amdgpu_plan, version);
-	F(amdgpu_plan, num_kfd);
-	F(amdgpu_plan, num_render);
-	F(amdgpu_plan, refill_addr_len);
-	F(amdgpu_plan, kfd);
-	F(amdgpu_plan, render);
-	F(amdgpu_plan, refill_addr);
+	S(gpu_plan);
+	F(gpu_plan, version);
+	F(gpu_plan, num_programs);
+	F(gpu_plan, num_vmas);
+	F(gpu_plan, num_paths);
+	F(gpu_plan, num_slots);
+	F(gpu_plan, socket_len);
+	F(gpu_plan, name);
+	F(gpu_plan, programs);
+	F(gpu_plan, vmas);
+	F(gpu_plan, paths);
+	F(gpu_plan, socket);
 
-	S(amdgpu_refill_head);
-	F(amdgpu_refill_head, magic);
-	F(amdgpu_refill_head, file_id);
-	F(amdgpu_refill_head, num_fds);
-	F(amdgpu_refill_head, pad);
+	S(gpu_plan_seam);
+	F(gpu_plan_seam, open);
+	F(gpu_plan_seam, close);
+	F(gpu_plan_seam, ioctl);
+	F(gpu_plan_seam, find_unused_fd);
+	F(gpu_plan_seam, log);
 
-	S(amdgpu_child);
-	F(amdgpu_child, plan);
-	F(amdgpu_child, seam);
+	S(gpu_plan_child);
+	F(gpu_plan_child, plan);
+	F(gpu_plan_child, seam);
 
-	S(amdgpu_seam);
-	F(amdgpu_seam, open);
-	F(amdgpu_seam, close);
-	F(amdgpu_seam, ioctl);
-	F(amdgpu_seam, find_unused_fd);
-	F(amdgpu_seam, log);
-
-	C32(AMDGPU_PLAN_VERSION);
-	C32(AMDGPU_REFILL_MAGIC);
-	C32(AMDGPU_REFILL_FDS_PER_MSG);
+	C32(GPU_PLAN_VERSION);
+	C32(GPU_PLAN_FDS_PER_MSG);
+	C32(GPU_PLAN_NO_FD);
+	C32(GPU_PLAN_OPEN);
+	C32(GPU_PLAN_IOCTL);
+	C32(GPU_PLAN_REQUIRE);
+	C32(GPU_PLAN_PUT_FD);
+	C32(GPU_PLAN_SEND_FDS);
+	C32(GPU_PLAN_ENABLE_VMAS);
+	C32(GPU_PLAN_RETURN);
+	C32(GPU_PLAN_RETURN_DUP);
 	return 0;
 }

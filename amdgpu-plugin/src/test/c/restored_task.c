@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -78,4 +80,83 @@ int kfdsim_send_partial_refill(const void *addr, int addr_len, unsigned magic, i
 	}
 	close(sk);
 	return 0;
+}
+
+struct vma_query {
+	uint64_t addr;
+	uint64_t old_offset;
+	const char *path;
+};
+
+/* What an fd is: its /proc link without "/memfd:" and " (deleted)", e.g. "kfdsim-render-129". */
+static void describe_fd(int fd, char *out, size_t n)
+{
+	char link[64], target[256];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t len = readlink(link, target, sizeof(target) - 1);
+	if (len < 0) {
+		snprintf(out, n, "closed");
+		return;
+	}
+	target[len] = 0;
+	char *t = strncmp(target, "/memfd:", 7) == 0 ? target + 7 : target;
+	char *d = strstr(t, " (deleted)");
+	if (d)
+		*d = 0;
+	snprintf(out, n, "%s", t);
+}
+
+/*
+ * Forks a task that runs RESTORE_EXT_FILE for each id, then UPDATE_VMA_MAP for each query, and writes one report
+ * line per call into out (NUL-terminated). Returns the report's length or -1. The format is the one
+ * RestoreExecutorTest's Java reference writes.
+ */
+int kfdsim_report_child(int (*restore)(void *, int),
+			int (*update)(void *, const char *, uint64_t, uint64_t, uint64_t *, int *), void *ctx,
+			const int *ids, int nids, const struct vma_query *q, int nq, char *out, int outlen)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		char line[512], what[256];
+		close(p[0]);
+		for (int i = 0; i < nids; i++) {
+			int fd = restore(ctx, ids[i]);
+			if (fd < 0)
+				snprintf(what, sizeof(what), "error %d", fd);
+			else
+				describe_fd(fd, what, sizeof(what));
+			int n = snprintf(line, sizeof(line), "file %d: %s\n", ids[i], what);
+			if (write(p[1], line, (size_t)n) != n)
+				_exit(1);
+		}
+		for (int i = 0; i < nq; i++) {
+			uint64_t off = 0;
+			int fd = -1;
+			int r = update(ctx, q[i].path, q[i].addr, q[i].old_offset, &off, &fd);
+			if (r == 1 && fd >= 0)
+				describe_fd(fd, what, sizeof(what));
+			else
+				snprintf(what, sizeof(what), "%d", fd);
+			int n = snprintf(line, sizeof(line), "vma %s %llx %llx: %d %llx %s\n", q[i].path,
+					 (unsigned long long)q[i].addr, (unsigned long long)q[i].old_offset, r,
+					 (unsigned long long)(r == 1 ? off : 0), what);
+			if (write(p[1], line, (size_t)n) != n)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	int len = 0;
+	ssize_t n;
+	while (pid > 0 && len < outlen - 1 && (n = read(p[0], out + len, (size_t)(outlen - 1 - len))) > 0)
+		len += (int)n;
+	close(p[0]);
+	out[len] = 0;
+	int status;
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+		return -1;
+	return len;
 }

@@ -19,8 +19,8 @@ import java.util.Map;
 public record AmdgpuHost(Syscalls sys, Path topologyRoot, DeviceClassifier devices, Path hsakmtShm,
                          Map<String, String> env, Path executorLibrary, ChildExecutor.Calls childCalls) {
 
-    /** The restore library inside the plugin directory's {@code java/}. */
-    public static final String EXECUTOR_LIBRARY = "java/native/libamdgpu_restore.so";
+    /** The restore-plan executor inside the plugin directory's {@code java/}. */
+    public static final String EXECUTOR_LIBRARY = "java/native/libcriugpu_plan.so";
 
     public static AmdgpuHost system(CriuServices services) {
         return new AmdgpuHost(Syscalls.libc(), SysfsTopologyReader.DEFAULT_ROOT, DeviceClassifier.system(),

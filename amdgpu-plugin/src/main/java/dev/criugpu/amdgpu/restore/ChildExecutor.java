@@ -1,7 +1,7 @@
 package dev.criugpu.amdgpu.restore;
 
-import dev.criugpu.amdgpu.bindings.amdgpu_child;
-import dev.criugpu.amdgpu.bindings.amdgpu_seam;
+import dev.criugpu.amdgpu.bindings.gpu_plan_child;
+import dev.criugpu.amdgpu.bindings.gpu_plan_seam;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.CriuServices;
 import dev.criugpu.api.Errno;
@@ -14,7 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * Hands the shim the native half of the restore: loads {@code libamdgpu_restore.so} in criu's main process,
+ * Hands the shim the native half of the restore: loads the plan executor ({@code libcriugpu_plan.so}) in criu's main process,
  * builds its call table and context (plan + table) in native memory, and registers the two child-hook entry
  * points, all before criu forks. The restored tasks inherit all of it; nothing here may be freed before the
  * restore ends.
@@ -25,7 +25,7 @@ public final class ChildExecutor implements AutoCloseable {
     private final MemorySegment updateVmaMap;
     private final MemorySegment ctx;
 
-    /** The functions the executor calls (struct amdgpu_seam): libc and criu in production. */
+    /** The functions the executor calls (struct gpu_plan_seam): libc and criu in production. */
     public record Calls(MemorySegment open, MemorySegment close, MemorySegment ioctl, MemorySegment findUnusedFd,
                         MemorySegment log) {
         public static Calls criu(CriuServices services) {
@@ -56,17 +56,17 @@ public final class ChildExecutor implements AutoCloseable {
         try {
             // Never unloaded: the shim keeps the entry points for the rest of this criu process.
             SymbolLookup lib = SymbolLookup.libraryLookup(library, Arena.global());
-            MemorySegment seam = amdgpu_seam.allocate(arena);
-            amdgpu_seam.open(seam, calls.open());
-            amdgpu_seam.close(seam, calls.close());
-            amdgpu_seam.ioctl(seam, calls.ioctl());
-            amdgpu_seam.find_unused_fd(seam, calls.findUnusedFd());
-            amdgpu_seam.log(seam, calls.log());
-            MemorySegment ctx = amdgpu_child.allocate(arena);
-            amdgpu_child.plan(ctx, plan.address());
-            amdgpu_child.seam(ctx, seam);
-            return new ChildExecutor(arena, symbol(lib, library, "amdgpu_child_restore_ext_file"),
-                    symbol(lib, library, "amdgpu_child_update_vma_map"), ctx);
+            MemorySegment seam = gpu_plan_seam.allocate(arena);
+            gpu_plan_seam.open(seam, calls.open());
+            gpu_plan_seam.close(seam, calls.close());
+            gpu_plan_seam.ioctl(seam, calls.ioctl());
+            gpu_plan_seam.find_unused_fd(seam, calls.findUnusedFd());
+            gpu_plan_seam.log(seam, calls.log());
+            MemorySegment ctx = gpu_plan_child.allocate(arena);
+            gpu_plan_child.plan(ctx, plan.address());
+            gpu_plan_child.seam(ctx, seam);
+            return new ChildExecutor(arena, symbol(lib, library, "gpu_plan_restore_ext_file"),
+                    symbol(lib, library, "gpu_plan_update_vma_map"), ctx);
         } catch (RuntimeException e) {
             arena.close();
             throw e;

@@ -1,7 +1,6 @@
 package dev.criugpu.amdgpu.restore;
 
-import dev.criugpu.amdgpu.bindings.amdgpu_refill_head;
-import dev.criugpu.amdgpu.bindings.amdgpu_restore_h;
+import dev.criugpu.amdgpu.bindings.gpu_plan_h;
 import dev.criugpu.amdgpu.sys.UnixSockets;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
@@ -13,7 +12,7 @@ import java.util.Arrays;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /**
- * Reads one refill request (format in amdgpu_restore.h) from a connected socket: the head, the BO indices, then
+ * Reads one refill request ({@link RefillProtocol}) from a connected socket: the head, the BO indices, then
  * the dma-buf fds in SCM_RIGHTS messages. Short reads are continued; a peer that closes early, a wrong magic or
  * more fds than announced fail with one line naming the pid, and every fd received so far is closed.
  */
@@ -41,17 +40,18 @@ public final class RefillRequestReader {
     public static RefillRequest read(int conn) {
         int pid = UnixSockets.peerPid(conn);
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment head = amdgpu_refill_head.allocate(a);
+            MemorySegment head = a.allocate(RefillProtocol.HEAD);
             long got = UnixSockets.readFully(conn, head);
             if (got < head.byteSize()) {
                 throw bad(pid, "closed the refill socket after " + got + " of " + head.byteSize() + " head bytes");
             }
-            if (amdgpu_refill_head.magic(head) != amdgpu_restore_h.AMDGPU_REFILL_MAGIC()) {
-                throw bad(pid, String.format("sent a refill request with magic 0x%08x, not 0x%08x",
-                        amdgpu_refill_head.magic(head), amdgpu_restore_h.AMDGPU_REFILL_MAGIC()));
+            int magic = head.get(JAVA_INT, RefillProtocol.MAGIC_AT);
+            if (magic != RefillProtocol.MAGIC) {
+                throw bad(pid, String.format("sent a refill request with magic 0x%08x, not 0x%08x", magic,
+                        RefillProtocol.MAGIC));
             }
-            int fileId = amdgpu_refill_head.file_id(head);
-            int n = amdgpu_refill_head.num_fds(head);
+            int fileId = head.get(JAVA_INT, RefillProtocol.FILE_ID_AT);
+            int n = head.get(JAVA_INT, RefillProtocol.NUM_FDS_AT);
             String file = "amdgpu-kfd-" + fileId + ".img";
             if (n < 0 || n > MAX_FDS) throw bad(pid, file + ": announces " + Integer.toUnsignedString(n) + " dma-buf fds");
             MemorySegment index = a.allocate(JAVA_INT, Math.max(1, n)).asSlice(0, 4L * n);
@@ -69,7 +69,7 @@ public final class RefillRequestReader {
         int have = 0;
         try {
             while (have < n) {
-                int[] chunk = UnixSockets.receiveFds(conn, amdgpu_restore_h.AMDGPU_REFILL_FDS_PER_MSG());
+                int[] chunk = UnixSockets.receiveFds(conn, gpu_plan_h.GPU_PLAN_FDS_PER_MSG());
                 if (chunk == null) {
                     throw bad(pid, file + ": closed the refill socket after " + have + " of " + n + " dma-buf fds");
                 }

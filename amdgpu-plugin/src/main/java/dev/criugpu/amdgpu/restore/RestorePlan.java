@@ -1,16 +1,9 @@
 package dev.criugpu.amdgpu.restore;
 
-import dev.criugpu.amdgpu.bindings.amdgpu_plan;
-import dev.criugpu.amdgpu.bindings.amdgpu_plan_bo;
-import dev.criugpu.amdgpu.bindings.amdgpu_plan_gpu;
-import dev.criugpu.amdgpu.bindings.amdgpu_plan_kfd;
-import dev.criugpu.amdgpu.bindings.amdgpu_plan_render;
-import dev.criugpu.amdgpu.bindings.amdgpu_restore_h;
 import dev.criugpu.amdgpu.images.AmdgpuImages;
+import dev.criugpu.amdgpu.bindings.gpu_plan;
 import dev.criugpu.amdgpu.images.DeviceEntries;
 import dev.criugpu.amdgpu.images.proto.CriuKfd;
-import dev.criugpu.amdgpu.images.proto.KfdBoEntry;
-import dev.criugpu.amdgpu.images.proto.KfdDeviceEntry;
 import dev.criugpu.amdgpu.sys.UnixSockets;
 import dev.criugpu.amdgpu.topology.GpuMapping;
 import dev.criugpu.amdgpu.topology.NodeProperty;
@@ -36,10 +29,10 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The restore plan (struct amdgpu_plan of src/main/c/amdgpu_restore.h) in native memory, built in criu's main
- * process before it forks: every amdgpu KFD and render-node image of the images directory, each checkpointed
- * GPU mapped to a local one. The restored tasks inherit it and the C executor runs it; it must stay alive
- * (and unchanged) until the restore ends.
+ * The restore plan (struct gpu_plan of src/main/c/gpu_plan.h) in native memory, built in criu's main process
+ * before it forks: a program per amdgpu KFD and render-node image of the images directory ({@link KfdPrograms}),
+ * each checkpointed GPU mapped to a local one. The restored tasks inherit it and the C executor runs it; it
+ * must stay alive until the restore ends.
  */
 public final class RestorePlan implements AutoCloseable {
     private static final Pattern KFD_FILE = Pattern.compile("amdgpu-kfd-(\\d+)\\.img");
@@ -72,8 +65,8 @@ public final class RestorePlan implements AutoCloseable {
 
     /** Where restored tasks send their refill requests; set before criu forks. */
     public void refillSocket(UnixSockets.Address address) {
-        MemorySegment.copy(address.bytes(), 0, amdgpu_plan.refill_addr(plan), ValueLayout.JAVA_BYTE, 0, address.bytes().length);
-        amdgpu_plan.refill_addr_len(plan, address.length());
+        MemorySegment.copy(address.bytes(), 0, gpu_plan.socket(plan), ValueLayout.JAVA_BYTE, 0, address.bytes().length);
+        gpu_plan.socket_len(plan, address.length());
     }
 
     /** Address of the plan, for the executor. */
@@ -87,7 +80,7 @@ public final class RestorePlan implements AutoCloseable {
     }
 
     public boolean isEmpty() {
-        return amdgpu_plan.num_kfd(plan) == 0 && amdgpu_plan.num_render(plan) == 0;
+        return gpu_plan.num_programs(plan) == 0;
     }
 
     @Override
@@ -124,19 +117,8 @@ public final class RestorePlan implements AutoCloseable {
 
         Arena arena = Arena.ofShared();
         try {
-            MemorySegment plan = amdgpu_plan.allocate(arena);
-            amdgpu_plan.version(plan, amdgpu_restore_h.AMDGPU_PLAN_VERSION());
-            amdgpu_plan.num_kfd(plan, kfds.size());
-            MemorySegment kfdArray = amdgpu_plan_kfd.allocateArray(Math.max(1, kfds.size()), arena);
-            amdgpu_plan.kfd(plan, kfdArray);
-            int i = 0;
-            for (var e : kfds.entrySet()) {
-                fillKfd(arena, amdgpu_plan_kfd.asSlice(kfdArray, i++), e.getKey(), e.getValue(), mappings.get(e.getKey()), local);
-            }
-            amdgpu_plan.num_render(plan, renders.size());
-            MemorySegment renderArray = amdgpu_plan_render.allocateArray(Math.max(1, renders.size()), arena);
-            amdgpu_plan.render(plan, renderArray);
-            i = 0;
+            KfdPrograms programs = new KfdPrograms(arena, local);
+            for (var e : kfds.entrySet()) programs.addKfd(e.getKey(), e.getValue(), mappings.get(e.getKey()));
             for (int id : renders) {
                 int user = images.readRenderNode(id).getGpuId();
                 Integer actual = userToLocal.get(user);
@@ -144,12 +126,9 @@ public final class RestorePlan implements AutoCloseable {
                     throw new CriuException(Errno.ENODEV, String.format("amdgpu-renderD-%d.img: GPU 0x%04x is in no"
                             + " KFD image", id, user));
                 }
-                MemorySegment r = amdgpu_plan_render.asSlice(renderArray, i++);
-                amdgpu_plan_render.file_id(r, id);
-                amdgpu_plan_render.user_gpu_id(r, user);
-                amdgpu_plan_render.render_minor(r, renderMinor(local, actual));
+                programs.addRender(id, renderMinor(local, actual));
             }
-            return new RestorePlan(arena, plan, Map.copyOf(mappings), Map.copyOf(kfds), local);
+            return new RestorePlan(arena, programs.build(), Map.copyOf(mappings), Map.copyOf(kfds), local);
         } catch (RuntimeException e) {
             arena.close();
             throw e;
@@ -176,42 +155,7 @@ public final class RestorePlan implements AutoCloseable {
         renders.sort(null);
     }
 
-    private static int renderMinor(Topology local, int actualGpuId) {
+    static int renderMinor(Topology local, int actualGpuId) {
         return (int) local.gpu(actualGpuId).orElseThrow().get(NodeProperty.DRM_RENDER_MINOR);
-    }
-
-    private static void fillKfd(Arena arena, MemorySegment k, int id, CriuKfd kfd, GpuMapping m, Topology local) {
-        List<KfdDeviceEntry> gpus = kfd.getDeviceEntriesList().stream().filter(e -> e.getCpuCoresCount() == 0).toList();
-        MemorySegment gpuArray = amdgpu_plan_gpu.allocateArray(Math.max(1, gpus.size()), arena);
-        for (int g = 0; g < gpus.size(); g++) {
-            MemorySegment s = amdgpu_plan_gpu.asSlice(gpuArray, g);
-            int user = gpus.get(g).getGpuId();
-            int actual = m.localGpu(user);
-            amdgpu_plan_gpu.user_gpu_id(s, user);
-            amdgpu_plan_gpu.actual_gpu_id(s, actual);
-            amdgpu_plan_gpu.render_minor(s, renderMinor(local, actual));
-        }
-        MemorySegment boArray = amdgpu_plan_bo.allocateArray(Math.max(1, kfd.getBoEntriesCount()), arena);
-        for (int b = 0; b < kfd.getBoEntriesCount(); b++) {
-            KfdBoEntry e = kfd.getBoEntries(b);
-            MemorySegment s = amdgpu_plan_bo.asSlice(boArray, b);
-            amdgpu_plan_bo.addr(s, e.getAddr());
-            amdgpu_plan_bo.size(s, e.getSize());
-            amdgpu_plan_bo.offset(s, e.getOffset());
-            amdgpu_plan_bo.gpu_id(s, e.getGpuId());
-            amdgpu_plan_bo.alloc_flags(s, e.getAllocFlags());
-        }
-        byte[] priv = kfd.getPrivData().toByteArray();
-        MemorySegment privSeg = arena.allocate(Math.max(1, priv.length));
-        MemorySegment.copy(priv, 0, privSeg, ValueLayout.JAVA_BYTE, 0, priv.length);
-        amdgpu_plan_kfd.file_id(k, id);
-        amdgpu_plan_kfd.vpid(k, kfd.getPid());
-        amdgpu_plan_kfd.num_gpus(k, gpus.size());
-        amdgpu_plan_kfd.num_bos(k, kfd.getBoEntriesCount());
-        amdgpu_plan_kfd.num_objects(k, kfd.getNumOfObjects());
-        amdgpu_plan_kfd.priv_size(k, priv.length);
-        amdgpu_plan_kfd.gpus(k, gpuArray);
-        amdgpu_plan_kfd.bos(k, boArray);
-        amdgpu_plan_kfd.priv(k, privSeg);
     }
 }

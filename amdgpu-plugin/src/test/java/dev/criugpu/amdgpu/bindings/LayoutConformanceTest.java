@@ -33,10 +33,9 @@ class LayoutConformanceTest {
             amdgpu_bo_import_result.class, amdgpu_cs_ib_info.class, amdgpu_cs_fence_info.class, amdgpu_cs_fence.class,
             amdgpu_cs_request.class, amdgpu_gpu_info.class);
     private static final List<Class<?>> DRM_CONSTANTS = List.of(amdgpu_h.class);
-    private static final List<Class<?>> PLAN_STRUCTS = List.of(amdgpu_plan_gpu.class, amdgpu_plan_bo.class,
-            amdgpu_plan_kfd.class, amdgpu_plan_render.class, amdgpu_plan.class, amdgpu_seam.class,
-            amdgpu_refill_head.class, amdgpu_child.class);
-    private static final List<Class<?>> PLAN_CONSTANTS = List.of(amdgpu_restore_h.class);
+    private static final List<Class<?>> PLAN_STRUCTS = List.of(gpu_plan_step.class, gpu_plan_program.class,
+            gpu_plan_vma.class, gpu_plan_path.class, gpu_plan.class, gpu_plan_seam.class, gpu_plan_child.class);
+    private static final List<Class<?>> PLAN_CONSTANTS = List.of(gpu_plan_h.class);
     private static final List<Class<?>> SOCKET_STRUCTS = List.of(msghdr.class, cmsghdr.class, iovec.class, ucred.class,
             sockaddr_un.class, pollfd.class);
 

@@ -1,7 +1,7 @@
 package dev.criugpu.amdgpu.restore;
 
 import dev.criugpu.amdgpu.AmdgpuPlugin;
-import dev.criugpu.amdgpu.bindings.amdgpu_restore_h;
+import dev.criugpu.amdgpu.bindings.gpu_plan;
 import dev.criugpu.amdgpu.images.AmdgpuImages;
 import dev.criugpu.amdgpu.sys.UnixSockets;
 import dev.criugpu.amdgpu.testing.KfdSimulator;
@@ -133,7 +133,7 @@ class RefillFailureTest {
                      "criu-java-gpu-test/" + System.nanoTime())) {
             session.start();
             UnixSockets.Address a = addressOf(plan);
-            int magic = amdgpu_restore_h.AMDGPU_REFILL_MAGIC();
+            int magic = RefillProtocol.MAGIC;
             assertEquals(0, KfdSimulator.sendPartialRefill(a.bytes(), a.length(), magic, 5, 4, new int[0], 0, 8));
             int probe = KfdSimulator.syscalls().open("/dev/dri/renderD200", 2); // a memfd named kfdsim-render-200
             assertEquals(0, KfdSimulator.sendPartialRefill(a.bytes(), a.length(), magic, 5, 4, new int[]{probe}, 1, 16));
@@ -168,8 +168,8 @@ class RefillFailureTest {
 
     private static UnixSockets.Address addressOf(RestorePlan plan) {
         var p = plan.address();
-        int len = dev.criugpu.amdgpu.bindings.amdgpu_plan.refill_addr_len(p);
-        return new UnixSockets.Address(dev.criugpu.amdgpu.bindings.amdgpu_plan.refill_addr(p)
+        int len = gpu_plan.socket_len(p);
+        return new UnixSockets.Address(gpu_plan.socket(p)
                 .toArray(java.lang.foreign.ValueLayout.JAVA_BYTE), len);
     }
 

@@ -9,6 +9,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import java.util.List;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
@@ -47,6 +48,9 @@ public final class KfdSimulator {
     private static final MethodHandle REAP = fn("kfdsim_reap", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
     private static final MethodHandle SEND_PARTIAL_REFILL = fn("kfdsim_send_partial_refill", FunctionDescriptor.of(JAVA_INT,
             ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+
+    private static final MethodHandle REPORT_CHILD = fn("kfdsim_report_child", FunctionDescriptor.of(JAVA_INT, ADDRESS,
+            ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
 
     private static MethodHandle fn(String name, FunctionDescriptor d) {
         return LINKER.downcallHandle(LIB.find(name).orElseThrow(), d);
@@ -228,6 +232,32 @@ public final class KfdSimulator {
             MemorySegment f = a.allocateFrom(JAVA_INT, fds.length == 0 ? new int[1] : fds);
             return callInt(() -> (int) SEND_PARTIAL_REFILL.invokeExact(addr, addressLength, magic, fileId, announced, f,
                     sent, headBytes));
+        }
+    }
+
+    /** An UPDATE_VMA_MAP call for {@link #reportChild}. */
+    public record VmaQuery(String path, long addr, long oldOffset) {
+    }
+
+    /**
+     * Forks a task (no JVM in it) that runs {@code restore(ctx, id)} for each id, then {@code update(ctx, ...)} for
+     * each query, and returns its report: "file ID: WHAT" and "vma PATH ADDR OLD: RC NEW WHAT" lines (hex numbers,
+     * WHAT an fd's /proc link without "/memfd:", or the error / plugin fd number).
+     */
+    public static String reportChild(MemorySegment restore, MemorySegment update, MemorySegment ctx, int[] ids,
+                                     List<VmaQuery> queries) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment q = a.allocate(24L * Math.max(1, queries.size()), 8);
+            for (int i = 0; i < queries.size(); i++) {
+                q.set(JAVA_LONG, 24L * i, queries.get(i).addr());
+                q.set(JAVA_LONG, 24L * i + 8, queries.get(i).oldOffset());
+                q.set(ADDRESS, 24L * i + 16, a.allocateFrom(queries.get(i).path()));
+            }
+            MemorySegment out = a.allocate(1 << 16);
+            MemorySegment idSeg = a.allocateFrom(JAVA_INT, ids);
+            int n = callInt(() -> (int) REPORT_CHILD.invokeExact(restore, update, ctx, idSeg, ids.length, q,
+                    queries.size(), out, (int) out.byteSize()));
+            return out.getString(0).substring(0, check(n, "report child"));
         }
     }
 }

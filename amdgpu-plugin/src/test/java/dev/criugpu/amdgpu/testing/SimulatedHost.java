@@ -24,6 +24,6 @@ public final class SimulatedHost {
                 KfdSimulator.symbol("kfdsim_find_unused_fd"), KfdSimulator.symbol("kfdsim_log"));
         return new AmdgpuHost(KfdSimulator.syscalls(), topologyRoot,
                 new DeviceClassifier(OptionalLong.of(KFD_RDEV), OptionalLong.of(FIRST_RENDER_RDEV)),
-                dir.resolve("no-hsakmt-shm"), env, NativeTestPrograms.path("libamdgpu_restore.so"), calls);
+                dir.resolve("no-hsakmt-shm"), env, NativeTestPrograms.path("libcriugpu_plan.so"), calls);
     }
 }

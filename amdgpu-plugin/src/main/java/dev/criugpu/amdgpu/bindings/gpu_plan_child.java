@@ -8,16 +8,16 @@ import java.lang.foreign.SegmentAllocator;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 
 /**
- * {@code struct amdgpu_child} from {@code amdgpu-plugin/src/main/c/amdgpu_restore.h}, in the shape jextract generates. The context the shim passes to the executor in a forked child.
+ * {@code struct gpu_plan_child} from {@code amdgpu-plugin/src/main/c/gpu_plan.h}, in the shape jextract generates. The context the shim passes to the executor in a forked child.
  * Checked field by field against the real header by {@code LayoutConformanceTest}.
  */
-public final class amdgpu_child {
+public final class gpu_plan_child {
     private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
             ADDRESS.withName("plan"),
             ADDRESS.withName("seam")
-    ).withName("amdgpu_child");
+    ).withName("gpu_plan_child");
 
-    private amdgpu_child() {
+    private gpu_plan_child() {
     }
 
     public static GroupLayout layout() { return $LAYOUT; }

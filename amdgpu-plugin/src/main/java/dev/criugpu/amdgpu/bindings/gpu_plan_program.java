@@ -5,21 +5,21 @@ import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SegmentAllocator;
 
+import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /**
- * {@code struct amdgpu_refill_head} from {@code amdgpu-plugin/src/main/c/amdgpu_restore.h}, in the shape jextract generates. The head of a refill request a restored task sends to criu's main process.
+ * {@code struct gpu_plan_program} from {@code amdgpu-plugin/src/main/c/gpu_plan.h}, in the shape jextract generates. What RESTORE_EXT_FILE(file_id) runs.
  * Checked field by field against the real header by {@code LayoutConformanceTest}.
  */
-public final class amdgpu_refill_head {
+public final class gpu_plan_program {
     private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
-            JAVA_INT.withName("magic"),
             JAVA_INT.withName("file_id"),
-            JAVA_INT.withName("num_fds"),
-            JAVA_INT.withName("pad")
-    ).withName("amdgpu_refill_head");
+            JAVA_INT.withName("num_steps"),
+            ADDRESS.withName("steps")
+    ).withName("gpu_plan_program");
 
-    private amdgpu_refill_head() {
+    private gpu_plan_program() {
     }
 
     public static GroupLayout layout() { return $LAYOUT; }
@@ -42,15 +42,7 @@ public final class amdgpu_refill_head {
     /** Views native memory at {@code address} as one struct. */
     public static MemorySegment reinterpret(MemorySegment address) { return address.reinterpret(sizeof()); }
 
-    private static final long magic$OFFSET = 0;
-
-    public static long magic$offset() { return magic$OFFSET; }
-
-    public static int magic(MemorySegment struct) { return struct.get(JAVA_INT, magic$OFFSET); }
-
-    public static void magic(MemorySegment struct, int value) { struct.set(JAVA_INT, magic$OFFSET, value); }
-
-    private static final long file_id$OFFSET = 4;
+    private static final long file_id$OFFSET = 0;
 
     public static long file_id$offset() { return file_id$OFFSET; }
 
@@ -58,19 +50,19 @@ public final class amdgpu_refill_head {
 
     public static void file_id(MemorySegment struct, int value) { struct.set(JAVA_INT, file_id$OFFSET, value); }
 
-    private static final long num_fds$OFFSET = 8;
+    private static final long num_steps$OFFSET = 4;
 
-    public static long num_fds$offset() { return num_fds$OFFSET; }
+    public static long num_steps$offset() { return num_steps$OFFSET; }
 
-    public static int num_fds(MemorySegment struct) { return struct.get(JAVA_INT, num_fds$OFFSET); }
+    public static int num_steps(MemorySegment struct) { return struct.get(JAVA_INT, num_steps$OFFSET); }
 
-    public static void num_fds(MemorySegment struct, int value) { struct.set(JAVA_INT, num_fds$OFFSET, value); }
+    public static void num_steps(MemorySegment struct, int value) { struct.set(JAVA_INT, num_steps$OFFSET, value); }
 
-    private static final long pad$OFFSET = 12;
+    private static final long steps$OFFSET = 8;
 
-    public static long pad$offset() { return pad$OFFSET; }
+    public static long steps$offset() { return steps$OFFSET; }
 
-    public static int pad(MemorySegment struct) { return struct.get(JAVA_INT, pad$OFFSET); }
+    public static MemorySegment steps(MemorySegment struct) { return struct.get(ADDRESS, steps$OFFSET); }
 
-    public static void pad(MemorySegment struct, int value) { struct.set(JAVA_INT, pad$OFFSET, value); }
+    public static void steps(MemorySegment struct, MemorySegment value) { struct.set(ADDRESS, steps$OFFSET, value); }
 }

@@ -8,19 +8,19 @@ import java.lang.foreign.SegmentAllocator;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 
 /**
- * {@code struct amdgpu_seam} from {@code amdgpu-plugin/src/main/c/amdgpu_restore.h}, in the shape jextract generates. The executor's calls: libc and criu in production, the simulated KFD in tests.
+ * {@code struct gpu_plan_seam} from {@code amdgpu-plugin/src/main/c/gpu_plan.h}, in the shape jextract generates. The calls the executor makes: libc and criu in production, a simulator in tests.
  * Checked field by field against the real header by {@code LayoutConformanceTest}.
  */
-public final class amdgpu_seam {
+public final class gpu_plan_seam {
     private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
             ADDRESS.withName("open"),
             ADDRESS.withName("close"),
             ADDRESS.withName("ioctl"),
             ADDRESS.withName("find_unused_fd"),
             ADDRESS.withName("log")
-    ).withName("amdgpu_seam");
+    ).withName("gpu_plan_seam");
 
-    private amdgpu_seam() {
+    private gpu_plan_seam() {
     }
 
     public static GroupLayout layout() { return $LAYOUT; }

@@ -1,0 +1,336 @@
+/*
+ * The restore-plan executor (see gpu_plan.h). Runs inside a task criu forked: no JVM, no locks a parent thread
+ * could hold, memory only from mmap. Its state (the slots' fds, the high-fd cursor, which mappings moved) belongs
+ * to the task; each task has its own copy.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "gpu_plan.h"
+
+#define LOG_ERROR 1
+#define LOG_DEBUG 4
+#define IOCTL_RETRIES 200
+
+static struct {
+	const struct gpu_plan *plan;
+	int *slots;       /* fd + 1 per slot; 0 = not open */
+	uint8_t *enabled; /* per mapping row */
+	size_t size;
+	int fd_next;
+} st;
+
+static int bind_state(const struct gpu_plan *plan)
+{
+	if (st.plan == plan)
+		return 0;
+	if (st.size)
+		munmap(st.slots, st.size);
+	st.size = (plan->num_slots + 1) * sizeof(int) + plan->num_vmas + 1;
+	void *p = mmap(NULL, st.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		st.size = 0;
+		st.plan = NULL;
+		return -ENOMEM;
+	}
+	st.slots = p;
+	st.enabled = (uint8_t *)(st.slots + plan->num_slots + 1);
+	st.plan = plan;
+	st.fd_next = -1;
+	return 0;
+}
+
+static int failed(const struct gpu_plan *plan, const struct gpu_plan_seam *seam, const struct gpu_plan_step *s, int err)
+{
+	seam->log(LOG_ERROR, "%s: %s failed: %s\n", plan->name, s->what, strerror(err));
+	return -err;
+}
+
+static int slot_fd(const struct gpu_plan *plan, int32_t slot)
+{
+	if (slot < 0 || (uint32_t)slot >= plan->num_slots || !st.slots[slot])
+		return -EBADF;
+	return st.slots[slot] - 1;
+}
+
+/* Moves fd to the first free number at or above the task's image fds. */
+static int move_high(const struct gpu_plan_seam *seam, int fd)
+{
+	if (st.fd_next < 0)
+		st.fd_next = seam->find_unused_fd(getpid());
+	if (st.fd_next < 0) {
+		seam->close(fd);
+		return st.fd_next;
+	}
+	int high = fcntl(fd, F_DUPFD_CLOEXEC, st.fd_next);
+	int err = errno;
+	seam->close(fd);
+	if (high < 0)
+		return -err;
+	st.fd_next = high + 1;
+	return high;
+}
+
+static int step_open(const struct gpu_plan *plan, const struct gpu_plan_seam *seam, const struct gpu_plan_step *s)
+{
+	if ((uint32_t)s->slot >= plan->num_slots)
+		return failed(plan, seam, s, EINVAL);
+	if (st.slots[s->slot])
+		return 0;
+	int fd = seam->open((const char *)s->buf, (int)s->arg);
+	if (fd < 0)
+		return failed(plan, seam, s, errno);
+	if (s->arg2) {
+		fd = move_high(seam, fd);
+		if (fd < 0)
+			return failed(plan, seam, s, -fd);
+	}
+	st.slots[s->slot] = fd + 1;
+	return 0;
+}
+
+static int step_ioctl(const struct gpu_plan *plan, const struct gpu_plan_seam *seam, const struct gpu_plan_step *s)
+{
+	int fd = slot_fd(plan, s->slot);
+	if (fd < 0)
+		return failed(plan, seam, s, -fd);
+	for (int tries = 0;; tries++) {
+		if (seam->ioctl(fd, (unsigned long)s->arg, s->buf) >= 0)
+			return 0;
+		if ((errno != EINTR && errno != EAGAIN) || tries >= IOCTL_RETRIES)
+			return failed(plan, seam, s, errno);
+	}
+}
+
+static int step_require(const struct gpu_plan *plan, const struct gpu_plan_seam *seam, const struct gpu_plan_step *s)
+{
+	uint32_t v;
+	memcpy(&v, (const uint8_t *)s->buf + s->arg2, sizeof(v));
+	uint32_t low = (uint32_t)s->arg, high = (uint32_t)(s->arg >> 32);
+	if (v >= low && v <= high)
+		return 0;
+	seam->log(LOG_ERROR, "%s: %s (found %u)\n", plan->name, s->what, v);
+	return -ENOTSUP;
+}
+
+static int step_put_fd(const struct gpu_plan *plan, const struct gpu_plan_seam *seam, const struct gpu_plan_step *s)
+{
+	int fd = slot_fd(plan, s->slot);
+	if (fd < 0)
+		return failed(plan, seam, s, -fd);
+	uint32_t v = (uint32_t)fd;
+	memcpy((uint8_t *)s->buf + s->arg2, &v, sizeof(v));
+	return 0;
+}
+
+static int send_all(int sk, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	while (len) {
+		ssize_t n = send(sk, p, len, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int send_chunk(int sk, const int *fds, size_t n)
+{
+	union {
+		struct cmsghdr align;
+		char buf[CMSG_SPACE(sizeof(int) * GPU_PLAN_FDS_PER_MSG)];
+	} control;
+	char byte = 0;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
+		.msg_controllen = CMSG_SPACE(sizeof(int) * n),
+	};
+	memset(&control, 0, sizeof(control));
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+	memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
+	for (;;) {
+		ssize_t r = sendmsg(sk, &msg, MSG_NOSIGNAL);
+		if (r == 1)
+			return 0;
+		if (r < 0 && errno == EINTR)
+			continue;
+		return r < 0 ? -errno : -EIO;
+	}
+}
+
+static int step_send_fds(const struct gpu_plan *plan, const struct gpu_plan_seam *seam, const struct gpu_plan_step *s)
+{
+	int fds[GPU_PLAN_FDS_PER_MSG];
+	int ret = 0;
+	int sk = plan->socket_len ? socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0) : -1;
+
+	if (!plan->socket_len)
+		ret = -ENOTCONN;
+	else if (sk < 0 || connect(sk, (const struct sockaddr *)plan->socket, plan->socket_len) < 0)
+		ret = -errno;
+	if (!ret)
+		ret = send_all(sk, s->buf, s->len);
+	for (uint64_t i = 0; i < s->arg2;) {
+		size_t n = 0;
+		for (; n < GPU_PLAN_FDS_PER_MSG && i < s->arg2; i++) {
+			uint32_t fd;
+			memcpy(&fd, (const uint8_t *)s->fd_buf + s->fd_offsets[i], sizeof(fd));
+			if (fd == GPU_PLAN_NO_FD) {
+				if (!ret)
+					ret = -EBADF;
+				continue;
+			}
+			fds[n++] = (int)fd;
+		}
+		if (!ret && n)
+			ret = send_chunk(sk, fds, n);
+		for (size_t k = 0; k < n; k++)
+			seam->close(fds[k]);
+	}
+	if (sk >= 0)
+		close(sk);
+	return ret ? failed(plan, seam, s, -ret) : 0;
+}
+
+static int step_enable_vmas(const struct gpu_plan *plan, const struct gpu_plan_seam *seam, const struct gpu_plan_step *s)
+{
+	if (s->arg > plan->num_vmas || s->arg2 > plan->num_vmas - s->arg)
+		return failed(plan, seam, s, EINVAL);
+	memset(st.enabled + s->arg, 1, s->arg2);
+	return 0;
+}
+
+static int run(const struct gpu_plan *plan, const struct gpu_plan_seam *seam, const struct gpu_plan_program *p)
+{
+	for (uint32_t i = 0; i < p->num_steps; i++) {
+		const struct gpu_plan_step *s = &p->steps[i];
+		int fd, ret = 0;
+		switch (s->op) {
+		case GPU_PLAN_OPEN: ret = step_open(plan, seam, s); break;
+		case GPU_PLAN_IOCTL: ret = step_ioctl(plan, seam, s); break;
+		case GPU_PLAN_REQUIRE: ret = step_require(plan, seam, s); break;
+		case GPU_PLAN_PUT_FD: ret = step_put_fd(plan, seam, s); break;
+		case GPU_PLAN_SEND_FDS: ret = step_send_fds(plan, seam, s); break;
+		case GPU_PLAN_ENABLE_VMAS: ret = step_enable_vmas(plan, seam, s); break;
+		case GPU_PLAN_RETURN:
+			fd = slot_fd(plan, s->slot);
+			if (fd < 0)
+				return failed(plan, seam, s, -fd);
+			st.slots[s->slot] = 0;
+			return fd;
+		case GPU_PLAN_RETURN_DUP:
+			fd = slot_fd(plan, s->slot);
+			if (fd >= 0 && (fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0)
+				fd = -errno;
+			return fd < 0 ? failed(plan, seam, s, -fd) : fd;
+		default: ret = failed(plan, seam, s, EINVAL); break;
+		}
+		if (ret)
+			return ret;
+	}
+	return -EINVAL; /* a program ends with RETURN or RETURN_DUP */
+}
+
+/* Closes the slots a failed program left open, so the task keeps no half-restored device fds. */
+static void close_slots(const struct gpu_plan *plan, const struct gpu_plan_seam *seam, const int *before)
+{
+	for (uint32_t i = 0; i < plan->num_slots; i++) {
+		if (st.slots[i] && !before[i]) {
+			seam->close(st.slots[i] - 1);
+			st.slots[i] = 0;
+		}
+	}
+}
+
+int gpu_plan_restore_ext_file(void *ctx, int id)
+{
+	const struct gpu_plan_child *c = ctx;
+	const struct gpu_plan *plan = c->plan;
+	if (!plan || plan->version != GPU_PLAN_VERSION)
+		return -ENOTSUP;
+	for (uint32_t i = 0; i < plan->num_programs; i++) {
+		if (plan->programs[i].file_id != id)
+			continue;
+		int ret = bind_state(plan);
+		if (ret)
+			return ret;
+		size_t before_size = (plan->num_slots + 1) * sizeof(int);
+		int *before = mmap(NULL, before_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (before == MAP_FAILED)
+			return -ENOMEM;
+		memcpy(before, st.slots, plan->num_slots * sizeof(int));
+		ret = run(plan, c->seam, &plan->programs[i]);
+		if (ret < 0)
+			close_slots(plan, c->seam, before);
+		munmap(before, before_size);
+		if (ret >= 0)
+			c->seam->log(LOG_DEBUG, "%s: restored file %d as fd %d\n", plan->name, id, ret);
+		return ret;
+	}
+	return -ENOTSUP;
+}
+
+/* Does `path` (with every run of '/' collapsed) match `p`? */
+static int path_matches(const char *path, const struct gpu_plan_path *p)
+{
+	char buf[256];
+	size_t n = 0;
+	for (const char *q = path; *q && n + 1 < sizeof(buf); q++) {
+		if (*q == '/' && n > 0 && buf[n - 1] == '/')
+			continue;
+		buf[n++] = *q;
+	}
+	buf[n] = '\0';
+	size_t len = strlen(p->pattern);
+	return p->prefix ? strncmp(buf, p->pattern, len) == 0 : strcmp(buf, p->pattern) == 0;
+}
+
+int gpu_plan_update_vma_map(void *ctx, const char *path, uint64_t addr, uint64_t old_offset, uint64_t *new_offset,
+			    int *plugin_fd)
+{
+	const struct gpu_plan_child *c = ctx;
+	const struct gpu_plan *plan = c->plan;
+	if (!plan || plan->version != GPU_PLAN_VERSION)
+		return -ENOTSUP;
+	const struct gpu_plan_path *claimed = NULL;
+	for (uint32_t i = 0; i < plan->num_paths && !claimed; i++)
+		if (path_matches(path, &plan->paths[i]))
+			claimed = &plan->paths[i];
+	if (!claimed)
+		return -ENOTSUP;
+	if (st.plan != plan)
+		return 0; /* nothing restored in this task */
+	for (uint32_t i = 0; i < plan->num_vmas; i++) {
+		const struct gpu_plan_vma *v = &plan->vmas[i];
+		if (!st.enabled[i] || v->addr != addr || v->old_offset != old_offset)
+			continue;
+		*new_offset = *v->new_offset;
+		if (claimed->reopen) {
+			*plugin_fd = -1;
+			return 1;
+		}
+		int fd = slot_fd(plan, v->slot);
+		if (fd >= 0 && (fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0)
+			fd = -errno;
+		if (fd < 0)
+			return fd;
+		*plugin_fd = fd;
+		return 1;
+	}
+	return 0;
+}
