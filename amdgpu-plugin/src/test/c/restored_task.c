@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -159,4 +160,89 @@ int kfdsim_report_child(int (*restore)(void *, int),
 	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
 		return -1;
 	return len;
+}
+
+void *kfdsim_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off); /* kfd_sim.c */
+
+/* 64-bit FNV-1a */
+static uint64_t fnv1a(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+struct sized_query {
+	uint64_t addr;
+	uint64_t old_offset;
+	const char *path;
+	uint64_t size;
+};
+
+/*
+ * Forks a restored task: RESTORE_EXT_FILE(id), UPDATE_VMA_MAP for each query, then it reports the restore's
+ * result (an int) on *report_fd and waits for a byte on *go_fd; then it maps each moved BO through its answer and
+ * reports the FNV-1a hash of its bytes (u64 per query, 0 for one that did not move) and exits.
+ */
+int kfdsim_spawn_verifier(int (*restore)(void *, int),
+			  int (*update)(void *, const char *, uint64_t, uint64_t, uint64_t *, int *), void *ctx, int id,
+			  const struct sized_query *q, int nq, int *go_fd, int *report_fd)
+{
+	int go[2], rep[2];
+	if (pipe2(go, O_CLOEXEC) || pipe2(rep, O_CLOEXEC))
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(go[1]);
+		close(rep[0]);
+		int r = restore(ctx, id);
+		uint64_t off[64];
+		int fd[64];
+		for (int i = 0; i < nq && i < 64; i++) {
+			fd[i] = -1;
+			if (update(ctx, q[i].path, q[i].addr, q[i].old_offset, &off[i], &fd[i]) != 1)
+				fd[i] = -2;
+		}
+		char c;
+		if (write(rep[1], &r, sizeof(r)) != sizeof(r) || read(go[0], &c, 1) != 1)
+			_exit(1);
+		for (int i = 0; i < nq && i < 64; i++) {
+			uint64_t h = 0;
+			if (fd[i] >= 0) {
+				void *m = kfdsim_mmap(NULL, q[i].size, PROT_READ, MAP_SHARED, fd[i], (off_t)off[i]);
+				if (m != MAP_FAILED) {
+					h = fnv1a(m, q[i].size);
+					munmap(m, q[i].size);
+				}
+			}
+			if (write(rep[1], &h, sizeof(h)) != sizeof(h))
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(go[0]);
+	close(rep[1]);
+	*go_fd = go[1];
+	*report_fd = rep[0];
+	return pid;
+}
+
+/* Reads an int or u64s from a verifier's report pipe; returns the bytes read. */
+int kfdsim_read_report(int fd, void *buf, int len)
+{
+	int done = 0;
+	ssize_t n;
+	while (done < len && (n = read(fd, (char *)buf + done, (size_t)(len - done))) > 0)
+		done += (int)n;
+	return done;
+}
+
+/* Lets a verifier go on: one byte on its go pipe. */
+int kfdsim_release(int go_fd)
+{
+	char c = 1;
+	int r = write(go_fd, &c, 1) == 1 ? 0 : -errno;
+	close(go_fd);
+	return r;
 }

@@ -52,6 +52,12 @@ public final class KfdSimulator {
     private static final MethodHandle REPORT_CHILD = fn("kfdsim_report_child", FunctionDescriptor.of(JAVA_INT, ADDRESS,
             ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
 
+    private static final MethodHandle SPAWN_VERIFIER = fn("kfdsim_spawn_verifier", FunctionDescriptor.of(JAVA_INT,
+            ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, ADDRESS));
+    private static final MethodHandle READ_REPORT = fn("kfdsim_read_report", FunctionDescriptor.of(JAVA_INT, JAVA_INT,
+            ADDRESS, JAVA_INT));
+    private static final MethodHandle RELEASE = fn("kfdsim_release", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+
     private static MethodHandle fn(String name, FunctionDescriptor d) {
         return LINKER.downcallHandle(LIB.find(name).orElseThrow(), d);
     }
@@ -259,5 +265,64 @@ public final class KfdSimulator {
                     queries.size(), out, (int) out.byteSize()));
             return out.getString(0).substring(0, check(n, "report child"));
         }
+    }
+
+    /** A BO mapping a verifier checks: where criu would ask, and how many bytes to hash. */
+    public record SizedQuery(String path, long addr, long oldOffset, long size) {
+    }
+
+    /**
+     * A forked restored task that runs RESTORE_EXT_FILE and UPDATE_VMA_MAP at once, then waits; once released it
+     * hashes (FNV-1a 64) the bytes behind each moved mapping, so a test can check contents the main process filled.
+     */
+    public record Verifier(int pid, int goFd, int reportFd, int queries) {
+        /** What RESTORE_EXT_FILE returned in the task. */
+        public int restored() {
+            try (Arena a = Arena.ofConfined()) {
+                MemorySegment r = a.allocate(JAVA_INT);
+                check(callInt(() -> (int) READ_REPORT.invokeExact(reportFd, r, 4)) == 4 ? 0 : -1, "verifier report");
+                return r.get(JAVA_INT, 0);
+            }
+        }
+
+        /** Releases the task and returns its hashes (0 for a mapping that did not move); the task then exits. */
+        public long[] hashes() {
+            try (Arena a = Arena.ofConfined()) {
+                check(callInt(() -> (int) RELEASE.invokeExact(goFd)), "release verifier");
+                MemorySegment h = a.allocate(JAVA_LONG, Math.max(1, queries));
+                int n = callInt(() -> (int) READ_REPORT.invokeExact(reportFd, h, 8 * queries));
+                check(n == 8 * queries ? 0 : -1, "verifier hashes");
+                syscalls().close(reportFd);
+                return h.asSlice(0, 8L * queries).toArray(JAVA_LONG);
+            }
+        }
+
+        public int reap() {
+            return callInt(() -> (int) REAP.invokeExact(pid, 0));
+        }
+    }
+
+    public static Verifier spawnVerifier(MemorySegment restore, MemorySegment update, MemorySegment ctx, int id,
+                                         List<SizedQuery> queries) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment q = a.allocate(32L * Math.max(1, queries.size()), 8);
+            for (int i = 0; i < queries.size(); i++) {
+                q.set(JAVA_LONG, 32L * i, queries.get(i).addr());
+                q.set(JAVA_LONG, 32L * i + 8, queries.get(i).oldOffset());
+                q.set(ADDRESS, 32L * i + 16, a.allocateFrom(queries.get(i).path()));
+                q.set(JAVA_LONG, 32L * i + 24, queries.get(i).size());
+            }
+            MemorySegment go = a.allocate(JAVA_INT);
+            MemorySegment report = a.allocate(JAVA_INT);
+            int pid = callInt(() -> (int) SPAWN_VERIFIER.invokeExact(restore, update, ctx, id, q, queries.size(), go, report));
+            return new Verifier(check(pid, "spawn verifier"), go.get(JAVA_INT, 0), report.get(JAVA_INT, 0), queries.size());
+        }
+    }
+
+    /** 64-bit FNV-1a, as the verifier computes it. */
+    public static long fnv1a(byte[] bytes) {
+        long h = 0xcbf29ce484222325L;
+        for (byte b : bytes) h = (h ^ (b & 0xff)) * 0x100000001b3L;
+        return h;
     }
 }

@@ -40,6 +40,7 @@ public final class SimulatedCriu implements CriuServices {
     private final List<String> lines = Collections.synchronizedList(new ArrayList<>());
     private MemorySegment childCtx = MemorySegment.NULL;
     private MemorySegment childRestoreExtFileAddress = MemorySegment.NULL;
+    private MemorySegment childUpdateVmaMapAddress = MemorySegment.NULL;
     private MethodHandle childRestoreExtFile;
     private MethodHandle childUpdateVmaMap;
 
@@ -92,6 +93,11 @@ public final class SimulatedCriu implements CriuServices {
         return KfdSimulator.spawnRestore(childRestoreExtFileAddress, childCtx, id);
     }
 
+    /** A forked restored task that restores {@code id} and can check its BO contents later. */
+    public KfdSimulator.Verifier spawnVerifier(int id, List<KfdSimulator.SizedQuery> queries) {
+        return KfdSimulator.spawnVerifier(childRestoreExtFileAddress, childUpdateVmaMapAddress, childCtx, id, queries);
+    }
+
     public boolean hasChildExecutor() {
         return childRestoreExtFile != null;
     }
@@ -100,6 +106,7 @@ public final class SimulatedCriu implements CriuServices {
     public boolean setChildExecutor(MemorySegment ctx, MemorySegment restoreExtFile, MemorySegment updateVmaMap) {
         childCtx = ctx;
         childRestoreExtFileAddress = restoreExtFile;
+        childUpdateVmaMapAddress = updateVmaMap;
         childRestoreExtFile = LINKER.downcallHandle(restoreExtFile, FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
         childUpdateVmaMap = LINKER.downcallHandle(updateVmaMap,
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS));

@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -67,7 +68,12 @@ public final class SimulatedGpuProcess {
 
     /** Creates the process in the simulator, seized by this thread; returns the KFD fd a dumper holds. */
     public static int create(List<Bo> bos) {
-        int fd = KfdSimulator.createProcess(4242, KfdSimulator.gettid());
+        return create(4242, bos);
+    }
+
+    /** As {@link #create(List)}, for pid {@code pid}. */
+    public static int create(int pid, List<Bo> bos) {
+        int fd = KfdSimulator.createProcess(pid, KfdSimulator.gettid());
         KfdSimulator.addGpu(fd, 0x1001, 0x1001);
         KfdSimulator.addGpu(fd, 0x1002, 0x1002);
         for (int i = 0; i < bos.size(); i++) {
@@ -98,6 +104,37 @@ public final class SimulatedGpuProcess {
         plugin.exit(Stage.DUMP, 0);
         sys.close(render);
         return images;
+    }
+
+    /**
+     * Dumps a tree in one criu dump: process i is pid 4242 + i with KFD file 5 + 2i (the render fd of the first is
+     * file 6). Returns the images directory.
+     */
+    public static Path dumpTree(Path dir, List<List<Bo>> processes, Map<String, String> env) throws IOException {
+        Path images = Files.createDirectories(dir.resolve("images"));
+        Syscalls sys = KfdSimulator.syscalls();
+        AmdgpuPlugin plugin = dumpPlugin(dir, env);
+        check(plugin.init(Stage.DUMP, new SimulatedCriu(Stage.DUMP, images, InventoryClaim.NONE)), "init");
+        int render = sys.open("/dev/dri/renderD129", Syscalls.O_RDWR);
+        check(plugin.dumpExtFile(render, RENDER_FILE), "render node dump");
+        for (int i = 0; i < processes.size(); i++) {
+            check(plugin.dumpExtFile(create(4242 + i, processes.get(i)), KFD_FILE + 2 * i), "KFD dump of process " + i);
+        }
+        plugin.exit(Stage.DUMP, 0);
+        sys.close(render);
+        return images;
+    }
+
+    /** The VRAM/GTT mappings of {@code bos} as a restored task's criu asks for them (GPU 0x1001 is renderD129 here). */
+    public static List<KfdSimulator.SizedQuery> contentQueries(List<Bo> bos, dev.criugpu.amdgpu.images.proto.CriuKfd image) {
+        List<KfdSimulator.SizedQuery> q = new ArrayList<>();
+        for (int i = 0; i < bos.size(); i++) {
+            if (!bos.get(i).hasContents()) continue;
+            var e = image.getBoEntries(i);
+            q.add(new KfdSimulator.SizedQuery("/dev/dri/renderD" + (bos.get(i).gpu() == 0x1001 ? 129 : 128), e.getAddr(),
+                    e.getOffset(), e.getSize()));
+        }
+        return q;
     }
 
     /** A restore plugin on the host where the GPUs have ids 0x2001 (device A, renderD129) and 0x2002 (renderD128). */
