@@ -26,9 +26,11 @@ import java.util.function.Function;
 
 /**
  * AMD KFD plugin ({@code amdgpu_plugin}, image-compatible with criu v4.2's). Dump: KFD and render-node fds and
- * mappings, BO contents through SDMA. Restore: the plan and the refill socket before criu forks, KFD RESTORE and
- * the mapping updates natively in the restored tasks, BO contents refilled from criu's main process while the
- * tasks restore their memory, queues resumed once every refill is done.
+ * mappings, BO contents through SDMA. Restore: the plan and the refill socket (already accepting) before criu
+ * forks, KFD RESTORE and the mapping updates natively in the restored tasks, BO contents refilled from criu's main
+ * process while the tasks restore their memory, queues resumed once every refill is done. The socket is served
+ * from init rather than from POST_FORKING, which criu before 4.2 does not call: a task must never wait for a
+ * server that is not there.
  */
 public final class AmdgpuPlugin implements CriuPlugin {
     public static final String NAME = "amdgpu_plugin";
@@ -55,7 +57,7 @@ public final class AmdgpuPlugin implements CriuPlugin {
     @Override
     public Set<Hook> hooks() {
         return EnumSet.of(Hook.DUMP_EXT_FILE, Hook.RESTORE_EXT_FILE, Hook.HANDLE_DEVICE_VMA, Hook.UPDATE_VMA_MAP,
-                Hook.RESUME_DEVICES_LATE, Hook.POST_FORKING);
+                Hook.RESUME_DEVICES_LATE);
     }
 
     @Override
@@ -95,13 +97,6 @@ public final class AmdgpuPlugin implements CriuPlugin {
     @Override
     public int dumpExtFile(int fd, int id) {
         return dump == null ? Errno.NOT_SUPPORTED : dump.dumpExtFile(fd, id);
-    }
-
-    @Override
-    public int postForking() {
-        if (restore == null) return Errno.NOT_SUPPORTED;
-        restore.startRefill();
-        return 0;
     }
 
     @Override

@@ -106,7 +106,6 @@ class AmdgpuPluginCycleTest {
         AmdgpuPlugin plugin = SimulatedGpuProcess.restorePlugin(dir, Map.of("KFD_MAX_BUFFER_SIZE", "1M"));
         assertEquals(0, plugin.init(Stage.RESTORE, criu), String.join("\n", criu.lines()));
         assertTrue(criu.hasChildExecutor());
-        assertEquals(0, plugin.postForking());
 
         // The restored task: RESTORE_EXT_FILE for the KFD fd and the render fd, UPDATE_VMA_MAP per device mapping.
         int kfd = criu.childRestoreExtFile(5);

@@ -44,7 +44,6 @@ class ForcedHooksIT {
                 .args("--action-script", actions.script).runIn(criu).orFail();
         counter.assertContinuedFrom(atDump);
 
-        assertTraced(restore, AMDGPU, "POST_FORKING", "");
         HookTrace.assertResumedLate(restore, pid);
         for (String plugin : PLUGINS) assertTraced(restore, plugin, "EXIT", HookTrace.exit(STAGE_RESTORE, 0));
 

@@ -26,8 +26,7 @@ import java.util.concurrent.ThreadLocalRandom;
 /**
  * The restore side of one criu restore, in criu's main process. Before criu forks (init): the plan from the
  * images and the local topology (a GPU that cannot be matched refuses the restore here, with nothing forked),
- * the refill socket, and the native executor registered with the shim. POST_FORKING starts taking refill
- * requests. RESUME_DEVICES_LATE(pid) waits for every refill, then resumes the task's queues; a task whose GPU
+ * the refill socket (accepting from then on), and the native executor registered with the shim. RESUME_DEVICES_LATE(pid) waits for every refill, then resumes the task's queues; a task whose GPU
  * memory could not be refilled is killed instead, since criu ignores this hook's result and the task would
  * otherwise run on wrong GPU memory.
  */
@@ -60,6 +59,7 @@ public final class AmdgpuRestoreSession implements AutoCloseable {
                     ProcessHandle.current().pid(), ThreadLocalRandom.current().nextLong()));
             executor = ChildExecutor.load(host.executorLibrary(), host.childCalls(), plan);
             executor.register(services);
+            refill.start();
             log.info("restoring {} KFD file(s); GPU map {}", plan.kfds().size(), plan.mappings());
             return Optional.of(new AmdgpuRestoreSession(host.sys(), plan, refill, executor));
         } catch (RuntimeException e) {
@@ -76,10 +76,6 @@ public final class AmdgpuRestoreSession implements AutoCloseable {
         } catch (IOException e) {
             throw new CriuException(Errno.EIO, "cannot list images directory " + dir + ": " + e.getMessage(), e);
         }
-    }
-
-    public void startRefill() {
-        refill.start();
     }
 
     public int resume(int pid) {

@@ -46,7 +46,7 @@ public final class RefillSession implements AutoCloseable {
         plan.refillSocket(server.address());
     }
 
-    /** Starts taking requests (POST_FORKING). */
+    /** Starts taking requests. */
     public void start() {
         server.start();
     }

@@ -59,7 +59,6 @@ class RefillFailureTest {
         SimulatedCriu criu = new SimulatedCriu(Stage.RESTORE, images, InventoryClaim.LISTED);
         AmdgpuPlugin plugin = SimulatedGpuProcess.restorePlugin(dir, Map.of("KFD_MAX_BUFFER_SIZE", "1M"));
         assertEquals(0, plugin.init(Stage.RESTORE, criu), String.join("\n", criu.lines()));
-        assertEquals(0, plugin.postForking());
         KfdSimulator.Task task = criu.spawnRestore(SimulatedGpuProcess.KFD_FILE);
         assertTrue(task.result() >= 0, "RESTORE_EXT_FILE in the task returned " + task.result());
         assertEquals(-5, plugin.resumeDevicesLate(task.pid()));

@@ -69,7 +69,6 @@ class CriuRpcIT {
         CriuRun restore = rpc.restore(IMAGES_FORCED).orFail();
         assertOverRpc(restore, IMAGES_FORCED, "restore");
         assertEquals(List.of(), restore.logLinesContaining("Missing required plugin"), restore.logTail(40));
-        assertTraced(restore, AMDGPU, "POST_FORKING", "");
         HookTrace.assertResumedLate(restore, pid);
         for (String plugin : PLUGINS) assertTraced(restore, plugin, "EXIT", HookTrace.exit(STAGE_RESTORE, 0));
         counter.assertContinuedFrom(atDump);
