@@ -153,4 +153,40 @@ class AmdgpuPluginCycleTest {
         sys.close(render);
         sys.close(kfd);
     }
+
+    @Test
+    void processOnOneOfTwoGpusRestoresOntoTheMatchingGpu() throws Throwable {
+        byte[] bytes = new byte[(1 << 20) + 4096];
+        new Random(9).nextBytes(bytes);
+        Path images = Files.createDirectories(dir.resolve("images"));
+        int kfd = KfdSimulator.createProcess(4242, KfdSimulator.gettid());
+        KfdSimulator.addGpu(kfd, 0x1002, 0x1002);
+        KfdSimulator.addBo(kfd, 0x7f20_0000_0000L, bytes.length, 0x1002, VRAM, 0);
+        KfdSimulator.fillBo(kfd, 0, bytes);
+        AmdgpuPlugin dumper = SimulatedGpuProcess.dumpPlugin(dir, Map.of());
+        assertEquals(0, dumper.init(Stage.DUMP, new SimulatedCriu(Stage.DUMP, images, InventoryClaim.NONE)));
+        assertEquals(0, dumper.dumpExtFile(kfd, 5), "a process may leave visible GPUs unused (upstream #2723)");
+        KfdBoEntry bo = new AmdgpuImages(images).readKfd(5).getBoEntries(0);
+
+        KfdSimulator.reset();
+        SimulatedCriu criu = new SimulatedCriu(Stage.RESTORE, images, InventoryClaim.LISTED);
+        AmdgpuPlugin plugin = SimulatedGpuProcess.restorePlugin(dir, Map.of());
+        assertEquals(0, plugin.init(Stage.RESTORE, criu), String.join("\n", criu.lines()));
+        int restored = criu.childRestoreExtFile(5);
+        assertTrue(restored >= 0);
+        MemorySegment newOffset = arena.allocate(JAVA_LONG);
+        MemorySegment pluginFd = arena.allocate(JAVA_INT);
+        // device B (GPU 0x1002 there) is GPU 0x2002 at renderD128 here
+        assertEquals(1, criu.childUpdateVmaMap(arena.allocateFrom("/dev/dri/renderD128"), bo.getAddr(), bo.getOffset(),
+                newOffset, pluginFd));
+        assertTrue(Files.readSymbolicLink(Path.of("/proc/self/fd/" + pluginFd.get(JAVA_INT, 0))).toString()
+                .contains("kfdsim-render-128"));
+        MemorySegment map = sys.mmap(bytes.length, Syscalls.PROT_READ, pluginFd.get(JAVA_INT, 0), newOffset.get(JAVA_LONG, 0));
+        assertEquals(0, plugin.resumeDevicesLate(KfdSimulator.pid()));
+        assertArrayEquals(bytes, map.toArray(JAVA_BYTE));
+        sys.munmap(map);
+        plugin.exit(Stage.RESTORE, 0);
+        sys.close(pluginFd.get(JAVA_INT, 0));
+        sys.close(restored);
+    }
 }

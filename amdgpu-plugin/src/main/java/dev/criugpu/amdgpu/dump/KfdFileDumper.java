@@ -66,7 +66,7 @@ public final class KfdFileDumper {
             KfdCheckpoint cp = kfd.checkpoint(info);
             try {
                 CriuKfd image = toImage(info, cp);
-                contents.dump(fileId, cp, topology, checkpointMaps);
+                contents.dump(fileId, cp, topology.onlyGpus(usedGpus(cp)), checkpointMaps);
                 images.writeKfd(fileId, image);
                 return image;
             } finally {
@@ -85,6 +85,12 @@ public final class KfdFileDumper {
         }
     }
 
+    private static java.util.Set<Integer> usedGpus(KfdCheckpoint cp) {
+        java.util.Set<Integer> ids = new java.util.HashSet<>();
+        for (DeviceBucket d : cp.devices()) ids.add(d.actualGpuId());
+        return ids;
+    }
+
     private void checkVersion() {
         int fd = sys.open(KfdFile.DEVICE, Syscalls.O_RDONLY | Syscalls.O_CLOEXEC);
         try {
@@ -96,24 +102,21 @@ public final class KfdFileDumper {
 
     private CriuKfd toImage(ProcessInfo info, KfdCheckpoint cp) {
         Map<Integer, Integer> toUser = new HashMap<>();
-        for (DeviceBucket d : cp.devices()) toUser.put(d.actualGpuId(), d.userGpuId());
-        for (KfdNode gpu : topology.gpus()) {
-            if (!toUser.containsKey(gpu.gpuId())) {
-                throw new CriuException(Errno.EINVAL, String.format("pid %d does not use GPU 0x%04x (%s), which is"
-                        + " visible here; every visible GPU must be used (make only the used GPUs visible)",
-                        info.pid(), gpu.gpuId(), gpu.describe()));
+        for (DeviceBucket d : cp.devices()) {
+            if (topology.gpu(d.actualGpuId()).isEmpty()) {
+                throw new CriuException(Errno.EINVAL, String.format("pid %d uses GPU 0x%04x, which the KFD topology"
+                        + " (%s) does not show", info.pid(), d.actualGpuId(), topology.label()));
             }
-        }
-        if (topology.gpus().size() != cp.devices().size()) {
-            throw new CriuException(Errno.EINVAL, "pid " + info.pid() + " uses " + cp.devices().size()
-                    + " GPU(s) but the KFD topology shows " + topology.gpus().size());
+            toUser.put(d.actualGpuId(), d.userGpuId());
         }
         checkpointMaps.putAll(toUser);
+        // Only the GPUs the process uses go into the image (upstream v4.2 fails on a visible unused GPU, #2723).
+        Topology used = topology.onlyGpus(toUser.keySet());
         CriuKfd.Builder b = CriuKfd.newBuilder()
                 .setPid(info.pid())
                 .setNumOfGpus(cp.devices().size())
-                .setNumOfCpus(topology.nodes().size() - cp.devices().size())
-                .addAllDeviceEntries(DeviceEntries.fromTopology(topology, toUser::get))
+                .setNumOfCpus(used.cpus().size())
+                .addAllDeviceEntries(DeviceEntries.fromTopology(used, toUser::get))
                 .setNumOfBos(cp.bos().size())
                 .setNumOfObjects(info.numObjects())
                 .setPrivData(ByteString.copyFrom(cp.privData()));

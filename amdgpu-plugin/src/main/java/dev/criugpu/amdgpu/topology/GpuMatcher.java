@@ -12,7 +12,8 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * Finds local GPUs for the checkpointed ones (upstream's rules): same GPU count; XGMI hives matched to hives
+ * Finds local GPUs for the checkpointed ones (upstream's rules, except that this host may show more GPUs than the
+ * checkpoint used — upstream requires the same count): XGMI hives matched to hives
  * first, with backtracking; then the remaining GPUs; each pair must have matching device properties, at least as
  * many valid links, and CPU links that can be served consistently (NUMA). List orders follow upstream so the
  * same systems give the same mapping.
@@ -41,9 +42,9 @@ public final class GpuMatcher {
     private GpuMapping run() {
         int ns = src.gpus().size();
         int nd = dest.gpus().size();
-        if (ns != nd) {
+        if (ns > nd) {
             throw new CriuException(Errno.EINVAL, "the checkpoint used " + ns + " GPU(s) but " + nd
-                    + " are visible here; make exactly " + ns + " visible (cgroup or container) or set KFD_GPU_MAP");
+                    + " are visible here");
         }
         if (src.hives().size() > dest.hives().size()) {
             throw new CriuException(Errno.EINVAL, "the checkpoint has " + src.hives().size()

@@ -27,6 +27,11 @@ public final class Topology {
         this.hives = findHives();
     }
 
+    /** The same topology with only the GPUs of {@code gpuIds} (all CPUs kept); links to the others become invalid. */
+    public Topology onlyGpus(java.util.Set<Integer> gpuIds) {
+        return new Topology(label, nodes.stream().filter(n -> n.isCpu() || gpuIds.contains(n.gpuId())).toList());
+    }
+
     /** "Checkpoint" or "Local": used in messages. */
     public String label() {
         return label;

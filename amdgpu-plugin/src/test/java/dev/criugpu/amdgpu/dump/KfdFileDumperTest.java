@@ -152,9 +152,26 @@ class KfdFileDumperTest {
     }
 
     @Test
-    void visibleGpuNotUsedByTheProcessFailsAndStillUnpauses() {
+    void processUsingOneOfTwoVisibleGpusIsDumpedWithThatGpuOnly() {
+        int fd = KfdSimulator.createProcess(OWNER, KfdSimulator.gettid());
+        KfdSimulator.addGpu(fd, 0x1002, 0x1002);
+        KfdSimulator.addBo(fd, 0x7f00_0000_0000L, 8192, 0x1002, VRAM, 9);
+        CriuKfd image = dumper().dump(fd, 4);
+        assertEquals(1, image.getNumOfGpus());
+        assertEquals(1, image.getNumOfCpus());
+        assertEquals(List.of(0, 0x1002), image.getDeviceEntriesList().stream().map(e -> e.getGpuId()).sorted().toList());
+        assertEquals(List.of(0, 2), image.getDeviceEntriesList().stream().map(e -> e.getNodeId()).sorted().toList(),
+                "the CPU and the used GPU's node; the unused GPU (node 1) is left out");
+        assertTrue(Files.exists(images.dir().resolve("amdgpu-pages-4-1002.img")));
+        assertFalse(Files.exists(images.dir().resolve("amdgpu-pages-4-1001.img")), "nothing for the unused GPU");
+        assertFalse(KfdSimulator.paused(fd));
+    }
+
+    @Test
+    void processOnAGpuOutsideTheTopologyFailsAndStillUnpauses() {
         int fd = KfdSimulator.createProcess(OWNER, KfdSimulator.gettid());
         KfdSimulator.addGpu(fd, 0x1001, 0x1001);
+        KfdSimulator.addGpu(fd, 0x1fff, 0x1fff);
         long fdsBefore;
         try {
             fdsBefore = openFds();
@@ -162,8 +179,7 @@ class KfdFileDumperTest {
             throw new AssertionError(e);
         }
         CriuException e = assertThrows(CriuException.class, () -> dumper().dump(fd, 4));
-        assertEquals("pid 4242 does not use GPU 0x1002 (node 2 (gpu 0x1002)), which is visible here; every visible"
-                + " GPU must be used (make only the used GPUs visible)", e.getMessage());
+        assertEquals("pid 4242 uses GPU 0x1fff, which the KFD topology (Checkpoint) does not show", e.getMessage());
         assertFalse(KfdSimulator.paused(fd), "a failed dump restarts the queues");
         assertFalse(images.hasKfd(4));
         try {

@@ -169,9 +169,18 @@ class GpuMatcherTest {
     }
 
     @Test
-    void differentGpuCountFails() {
+    void moreCheckpointedGpusThanLocalOnesFails() {
         String msg = failure(topo("ckpt", pcieSystem(0x10, 0x11)), topo("local", pcieSystem(0x20)), MatchChecks.all());
         assertTrue(msg.contains("used 2 GPU(s) but 1 are visible"), msg);
+    }
+
+    @Test
+    void fewerCheckpointedGpusThanLocalOnesMapOntoMatchingOnes() {
+        SysfsTree local = pcieSystem(0x20, 0x21, 0x22);
+        local.node(1).prop("device_id", 0x1111);
+        local.node(3).prop("device_id", 0x1111);
+        Map<Integer, Integer> g = GpuMatcher.match(topo("ckpt", pcieSystem(0x10)), topo("local", local), MatchChecks.all()).gpus();
+        assertEquals(Map.of(0x10, 0x21), g, "the one local GPU of the same model");
     }
 
     @Test
