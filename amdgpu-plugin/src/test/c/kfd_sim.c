@@ -55,6 +55,8 @@ struct sim_proc {
 static struct sim_proc procs[MAX_PROCS];
 static uint32_t version_minor = 11;
 static uint64_t next_offset = 0x100000000ULL;
+static int fail_op = -1, fail_errno; /* the next ioctl of this kind fails (KFDSIM_GET_VERSION or a CRIU op) */
+#define KFDSIM_GET_VERSION 100
 
 static pid_t tid(void) { return (pid_t)syscall(SYS_gettid); }
 
@@ -98,10 +100,23 @@ void kfdsim_reset(void)
 		procs[i].used = 0;
 	}
 	version_minor = 11;
+	fail_op = -1;
 	kfdsim_drm_reset();
 }
 
 void kfdsim_set_version_minor(uint32_t minor) { version_minor = minor; }
+
+/* The next GET_VERSION (op 100) or CRIU op `op` ioctl fails with `err`, once. */
+void kfdsim_fail_ioctl(int op, int err) { fail_op = op; fail_errno = err; }
+
+static int injected(int op)
+{
+	if (op != fail_op)
+		return 0;
+	fail_op = -1;
+	errno = fail_errno;
+	return 1;
+}
 
 /* A KFD process owned by `owner`, seized by thread `tracer_tid`; returns the fd a dumper would hold. */
 int kfdsim_create_process(int owner, int tracer_tid)
@@ -354,6 +369,8 @@ int kfdsim_ioctl(int fd, unsigned long request, ...)
 	void *arg = va_arg(ap, void *);
 	va_end(ap);
 	if (request == AMDKFD_IOC_GET_VERSION) {
+		if (injected(KFDSIM_GET_VERSION))
+			return -1;
 		if (!proc_of_fd(fd))
 			return fail(ENOTTY);
 		struct kfd_ioctl_get_version_args *v = arg;
@@ -362,7 +379,7 @@ int kfdsim_ioctl(int fd, unsigned long request, ...)
 		return 0;
 	}
 	if (request == AMDKFD_IOC_CRIU_OP)
-		return criu_op(fd, arg);
+		return injected((int)((struct kfd_ioctl_criu_args *)arg)->op) ? -1 : criu_op(fd, arg);
 	return ioctl(fd, request, arg);
 }
 

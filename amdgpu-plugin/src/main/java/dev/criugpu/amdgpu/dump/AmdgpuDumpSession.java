@@ -2,8 +2,10 @@ package dev.criugpu.amdgpu.dump;
 
 import dev.criugpu.amdgpu.AmdgpuHost;
 import dev.criugpu.amdgpu.images.AmdgpuImages;
+import dev.criugpu.amdgpu.images.ImageNames;
 import dev.criugpu.amdgpu.topology.SysfsTopologyReader;
 import dev.criugpu.amdgpu.topology.Topology;
+import dev.criugpu.api.CriuException;
 import dev.criugpu.api.CriuServices;
 import dev.criugpu.api.Errno;
 
@@ -37,20 +39,34 @@ public final class AmdgpuDumpSession {
         long rdev = host.sys().rdev(fd);
         switch (host.devices().classifyFile(rdev)) {
             case KFD -> {
-                dumpers();
-                kfd.dump(fd, id);
-                render.reconcile();
+                named(ImageNames.kfd(id), () -> {
+                    dumpers();
+                    kfd.dump(fd, id);
+                    render.reconcile();
+                });
                 if (!inventoryRecorded) inventoryRecorded = services.addInventoryPlugin();
                 return 0;
             }
             case RENDER_NODE -> {
-                dumpers();
-                render.dump(DeviceNumbers.minor(rdev), id);
+                named(ImageNames.renderNode(id), () -> {
+                    dumpers();
+                    render.dump(DeviceNumbers.minor(rdev), id);
+                });
                 return 0;
             }
             default -> {
                 return Errno.NOT_SUPPORTED;
             }
+        }
+    }
+
+    /** Runs {@code step}; a failure's one line starts with the image it was writing. */
+    private static void named(String image, Runnable step) {
+        try {
+            step.run();
+        } catch (CriuException e) {
+            if (e.getMessage().startsWith(image) || e.getMessage().startsWith("amdgpu-pages-")) throw e;
+            throw new CriuException(e.errno(), image + ": " + e.getMessage(), e);
         }
     }
 

@@ -104,7 +104,7 @@ public final class AmdgpuRestoreSession implements AutoCloseable {
             return 0;
         } catch (SyscallException e) {
             if (e.errno() == Errno.ESRCH) return Errno.NOT_SUPPORTED; // no KFD process behind this pid
-            throw new CriuException(e.errno(), "pid " + pid + ": KFD RESUME failed: " + e.getMessage(), e);
+            throw e; // names the pid
         } finally {
             sys.close(fd);
         }

@@ -188,4 +188,24 @@ class KfdFileDumperTest {
             throw new AssertionError(ex);
         }
     }
+
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"GET_VERSION", "PROCESS_INFO", "CHECKPOINT", "UNPAUSE"})
+    void anIoctlFailingAtEachStepFailsTheDumpWithOneLineAndNoImage(String step) throws Exception {
+        int fd = target(KfdSimulator.gettid());
+        int op = switch (step) {
+            case "GET_VERSION" -> KfdSimulator.GET_VERSION;
+            case "PROCESS_INFO" -> kfd_ioctl_h.KFD_CRIU_OP_PROCESS_INFO();
+            case "CHECKPOINT" -> kfd_ioctl_h.KFD_CRIU_OP_CHECKPOINT();
+            default -> kfd_ioctl_h.KFD_CRIU_OP_UNPAUSE();
+        };
+        long fdsBefore = openFds();
+        KfdSimulator.failIoctl(op, Errno.EIO);
+        CriuException e = assertThrows(CriuException.class, () -> dumper().dump(fd, 4));
+        assertTrue(e.getMessage().contains(step) && e.getMessage().endsWith("failed: EIO (errno 5)")
+                && !e.getMessage().contains("\n"), e.getMessage());
+        assertEquals(step.equals("UNPAUSE"), KfdSimulator.paused(fd), "queues restarted unless UNPAUSE itself failed");
+        if (!step.equals("UNPAUSE")) assertFalse(images.hasKfd(4), "no image from a failed dump");
+        assertEquals(fdsBefore, openFds(), "every fd of the attempt closed");
+    }
 }

@@ -183,4 +183,22 @@ class RefillFailureTest {
             }).toList().stream();
         }
     }
+
+    @Test
+    void failedResumeIsOneLineNamingThePid() throws IOException {
+        Path images = dumped();
+        SimulatedCriu criu = new SimulatedCriu(Stage.RESTORE, images, InventoryClaim.LISTED);
+        AmdgpuPlugin plugin = SimulatedGpuProcess.restorePlugin(dir, Map.of());
+        assertEquals(0, plugin.init(Stage.RESTORE, criu), String.join("\n", criu.lines()));
+        KfdSimulator.Task task = criu.spawnRestore(SimulatedGpuProcess.KFD_FILE);
+        assertTrue(task.result() >= 0);
+        KfdSimulator.failIoctl(dev.criugpu.amdgpu.bindings.kfd_ioctl_h.KFD_CRIU_OP_RESUME(), 5);
+        var e = org.junit.jupiter.api.Assertions.assertThrows(dev.criugpu.api.CriuException.class,
+                () -> plugin.resumeDevicesLate(task.pid()));
+        assertTrue(e.getMessage().matches("KFD CRIU RESUME of pid " + task.pid() + " on fd \\d+ failed: EIO \\(errno 5\\)"),
+                e.getMessage());
+        assertEquals(List.of(), criu.lines(LogLevel.ERROR), "the refill itself succeeded");
+        assertEquals(SIGKILL, task.reap(true));
+        plugin.exit(Stage.RESTORE, 0);
+    }
 }

@@ -190,4 +190,27 @@ class RestoreExecutorTest {
         assertTrue(e.getMessage().startsWith("amdgpu-kfd-5.img: "), e.getMessage());
         assertFalse(e.getMessage().isBlank());
     }
+
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource({"100, KFD GET_VERSION", "3, KFD RESTORE of amdgpu-kfd-5.img"})
+    void anIoctlFailingInTheTaskFailsItsProgramWithOneLineAndKeepsNoFd(int op, String step) throws Throwable {
+        UnixSockets.Address nobody = UnixSockets.Address.abstractName("criu-java-gpu-test/unused/" + System.nanoTime());
+        try (RestorePlan plan = plan(nobody);
+             ChildExecutor c = ChildExecutor.load(host.executorLibrary(), host.childCalls(), plan)) {
+            var restore = Linker.nativeLinker().downcallHandle(c.restoreExtFile(),
+                    FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+            long before = openDeviceFds();
+            KfdSimulator.failIoctl(op, 5);
+            assertEquals(-5, (int) restore.invokeExact(c.context(), 5));
+            assertEquals("1 amdgpu: " + step + " failed: Input/output error\n", KfdSimulator.lastLog());
+            assertEquals(before, openDeviceFds(), "the failed program closed the KFD and render fds it opened");
+        }
+    }
+
+    private static long openDeviceFds() throws IOException {
+        try (var s = Files.list(Path.of("/proc/self/fd"))) {
+            return s.map(p -> describe(Integer.parseInt(p.getFileName().toString())))
+                    .filter(d -> d.startsWith("kfdsim-kfd") || d.startsWith("kfdsim-render")).count();
+        }
+    }
 }

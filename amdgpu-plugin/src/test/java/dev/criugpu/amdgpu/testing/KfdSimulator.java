@@ -58,6 +58,10 @@ public final class KfdSimulator {
             ADDRESS, JAVA_INT));
     private static final MethodHandle RELEASE = fn("kfdsim_release", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
 
+    private static final MethodHandle FAIL_IOCTL = fn("kfdsim_fail_ioctl", FunctionDescriptor.ofVoid(JAVA_INT, JAVA_INT));
+    /** {@link #failIoctl} of GET_VERSION (other values are the KFD CRIU ops). */
+    public static final int GET_VERSION = 100;
+
     private static MethodHandle fn(String name, FunctionDescriptor d) {
         return LINKER.downcallHandle(LIB.find(name).orElseThrow(), d);
     }
@@ -324,5 +328,10 @@ public final class KfdSimulator {
         long h = 0xcbf29ce484222325L;
         for (byte b : bytes) h = (h ^ (b & 0xff)) * 0x100000001b3L;
         return h;
+    }
+
+    /** The next GET_VERSION ({@link #GET_VERSION}) or KFD CRIU {@code op} ioctl fails with {@code errno}, once. */
+    public static void failIoctl(int op, int errno) {
+        call(() -> { FAIL_IOCTL.invokeExact(op, errno); });
     }
 }
