@@ -173,16 +173,22 @@ static int send_chunk(int sk, const int *fds, size_t n)
 	}
 }
 
+static int step_put_pid(const struct gpu_plan_step *s)
+{
+	uint32_t v = (uint32_t)getpid();
+	memcpy((uint8_t *)s->buf + s->arg2, &v, sizeof(v));
+	return 0;
+}
+
 static int step_send_fds(const struct gpu_plan *plan, const struct gpu_plan_seam *seam, const struct gpu_plan_step *s)
 {
 	int fds[GPU_PLAN_FDS_PER_MSG];
 	int ret = 0;
-	int sk = plan->socket_len ? socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0) : -1;
+	errno = 0;
+	int sk = seam->fdstore_get((int)s->arg);
 
-	if (!plan->socket_len)
-		ret = -ENOTCONN;
-	else if (sk < 0 || connect(sk, (const struct sockaddr *)plan->socket, plan->socket_len) < 0)
-		ret = -errno;
+	if (sk < 0)
+		ret = errno ? -errno : -EBADF;
 	if (!ret)
 		ret = send_all(sk, s->buf, s->len);
 	for (uint64_t i = 0; i < s->arg2;) {
@@ -227,6 +233,7 @@ static int run(const struct gpu_plan *plan, const struct gpu_plan_seam *seam, co
 		case GPU_PLAN_PUT_FD: ret = step_put_fd(plan, seam, s); break;
 		case GPU_PLAN_SEND_FDS: ret = step_send_fds(plan, seam, s); break;
 		case GPU_PLAN_ENABLE_VMAS: ret = step_enable_vmas(plan, seam, s); break;
+		case GPU_PLAN_PUT_PID: ret = step_put_pid(s); break;
 		case GPU_PLAN_RETURN:
 			fd = slot_fd(plan, s->slot);
 			if (fd < 0)

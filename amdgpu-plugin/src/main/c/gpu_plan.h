@@ -2,8 +2,8 @@
  * The restore-plan executor criu's forked children run (criu-java-gpu).
  *
  * A GPU plugin's Java side prepares, in criu's main process before it forks, a plan: for each file id a short
- * program of steps (open, ioctl, checks, fd patching, sending fds to criu's main process) over byte buffers it
- * filled in, and a table of device mappings whose offsets move. Every restored task is a fork of that process
+ * program of steps (open, ioctl, checks, fd patching, sending fds to criu's main process over a socket criu's
+ * fdstore keeps for the task) over byte buffers it filled in, and a table of device mappings whose offsets move. Every restored task is a fork of that process
  * and inherits the plan; the shim runs it here, in C, for RESTORE_EXT_FILE and UPDATE_VMA_MAP, without the JVM.
  * The executor knows no vendor: ioctl numbers, layouts and paths all come from the plan. Buffers are written in
  * place (each task has its own copy-on-write copy of the plan). Device calls go through a seam table: libc and
@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#define GPU_PLAN_VERSION 3
+#define GPU_PLAN_VERSION 4
 /* fds per sendmsg of a SEND_FDS step (each message carries one payload byte) */
 #define GPU_PLAN_FDS_PER_MSG 64
 /* a u32 fd field holding this was not filled in by the ioctl */
@@ -30,8 +30,8 @@ enum gpu_plan_op {
 	GPU_PLAN_REQUIRE = 3,
 	/* the u32 at buf + arg2 <- slot's fd */
 	GPU_PLAN_PUT_FD = 4,
-	/* connect to the plan's socket, send len bytes of buf, then the arg2 fds stored as u32 at fd_buf +
-	 * fd_offsets[i] as SCM_RIGHTS; the fds are closed afterwards, sent or not */
+	/* take socket number arg from criu's fdstore, send len bytes of buf, then the arg2 fds stored as u32 at
+	 * fd_buf + fd_offsets[i] as SCM_RIGHTS; the fds are closed afterwards, sent or not */
 	GPU_PLAN_SEND_FDS = 5,
 	/* mapping rows [arg, arg + arg2) take effect for UPDATE_VMA_MAP */
 	GPU_PLAN_ENABLE_VMAS = 6,
@@ -39,6 +39,8 @@ enum gpu_plan_op {
 	GPU_PLAN_RETURN = 7,
 	/* the program's result: a dup of slot's fd (the slot stays open for later steps and mappings) */
 	GPU_PLAN_RETURN_DUP = 8,
+	/* the u32 at buf + arg2 <- the task's pid (in its own pid namespace) */
+	GPU_PLAN_PUT_PID = 9,
 };
 
 struct gpu_plan_step {
@@ -82,12 +84,11 @@ struct gpu_plan {
 	uint32_t num_vmas;
 	uint32_t num_paths;
 	uint32_t num_slots;
-	uint32_t socket_len;      /* bytes of socket in use (a socklen_t); 0: no SEND_FDS socket */
+	uint32_t pad;
 	const char *name;         /* prefix of log lines, e.g. "amdgpu" */
 	const struct gpu_plan_program *programs;
 	const struct gpu_plan_vma *vmas;
 	const struct gpu_plan_path *paths;
-	uint8_t socket[112];      /* struct sockaddr_un of criu's main process */
 };
 
 /* The calls the executor makes; every pointer must be set. */
@@ -99,6 +100,8 @@ struct gpu_plan_seam {
 	int (*find_unused_fd)(int pid);
 	/* criu's print_on_level */
 	void (*log)(unsigned int level, const char *fmt, ...);
+	/* criu's fdstore_get: a new fd for what the main process stored before forking */
+	int (*fdstore_get)(int id);
 };
 
 /* The context the shim passes to the two entry points. */

@@ -86,6 +86,7 @@ static struct sim_proc *new_proc(int fd, pid_t owner)
 static int fail(int e) { errno = e; return -1; }
 
 void kfdsim_drm_reset(void); /* drm_sim.c */
+static void fdstore_reset(void);
 
 /* ---- test set-up API ---- */
 
@@ -101,6 +102,7 @@ void kfdsim_reset(void)
 	}
 	version_minor = 11;
 	fail_op = -1;
+	fdstore_reset();
 	kfdsim_drm_reset();
 }
 
@@ -423,6 +425,39 @@ int kfdsim_fstat(int fd, struct stat *st)
 }
 
 /* ---- criu stand-ins for the restore executor's seam ---- */
+
+#define FDSTORE_SIZE 64
+static int fdstore[FDSTORE_SIZE]; /* fd + 1; forked tasks inherit the copies, as with criu's fdstore */
+static int fdstore_used;
+
+/* criu's fdstore_add: keeps a copy of fd, returns its id. */
+int kfdsim_fdstore_add(int fd)
+{
+	if (fdstore_used == FDSTORE_SIZE)
+		return fail(ENOSPC);
+	int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (copy < 0)
+		return -1;
+	fdstore[fdstore_used] = copy + 1;
+	return fdstore_used++;
+}
+
+/* criu's fdstore_get: a new fd for what id holds. */
+int kfdsim_fdstore_get(int id)
+{
+	if (id < 0 || id >= fdstore_used || !fdstore[id])
+		return fail(EBADF);
+	return fcntl(fdstore[id] - 1, F_DUPFD_CLOEXEC, 0);
+}
+
+static void fdstore_reset(void)
+{
+	for (int i = 0; i < fdstore_used; i++)
+		if (fdstore[i])
+			close(fdstore[i] - 1);
+	memset(fdstore, 0, sizeof(fdstore));
+	fdstore_used = 0;
+}
 
 static int unused_fd_base = 100;
 static int log_lines;

@@ -38,12 +38,11 @@ int main(void)
 	F(gpu_plan, num_vmas);
 	F(gpu_plan, num_paths);
 	F(gpu_plan, num_slots);
-	F(gpu_plan, socket_len);
+	F(gpu_plan, pad);
 	F(gpu_plan, name);
 	F(gpu_plan, programs);
 	F(gpu_plan, vmas);
 	F(gpu_plan, paths);
-	F(gpu_plan, socket);
 
 	S(gpu_plan_seam);
 	F(gpu_plan_seam, open);
@@ -51,6 +50,7 @@ int main(void)
 	F(gpu_plan_seam, ioctl);
 	F(gpu_plan_seam, find_unused_fd);
 	F(gpu_plan_seam, log);
+	F(gpu_plan_seam, fdstore_get);
 
 	S(gpu_plan_child);
 	F(gpu_plan_child, plan);
@@ -67,5 +67,6 @@ int main(void)
 	C32(GPU_PLAN_ENABLE_VMAS);
 	C32(GPU_PLAN_RETURN);
 	C32(GPU_PLAN_RETURN_DUP);
+	C32(GPU_PLAN_PUT_PID);
 	return 0;
 }

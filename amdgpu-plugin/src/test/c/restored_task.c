@@ -50,22 +50,21 @@ int kfdsim_reap(int pid, int kill_first)
 }
 
 /*
- * Connects to addr, sends a refill head announcing `announced` fds for KFD file `file_id` (BO indices 0..),
- * then only the first `sent` of `fds` (one SCM_RIGHTS message each), and closes. head_bytes < 16 cuts the head.
+ * Sends on socket sk a refill head announcing `announced` fds for KFD file `file_id` (BO indices 0..) with this
+ * process's pid, then only the first `sent` of `fds` (one SCM_RIGHTS message each), and closes sk.
+ * head_bytes < 16 cuts the head.
  */
-int kfdsim_send_partial_refill(const void *addr, int addr_len, unsigned magic, int file_id, unsigned announced,
-			       const int *fds, unsigned sent, int head_bytes)
+int kfdsim_send_partial_refill(int sk, unsigned magic, int file_id, unsigned announced, const int *fds, unsigned sent,
+			       int head_bytes)
 {
-	int sk = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (sk < 0 || connect(sk, addr, (socklen_t)addr_len))
-		return -errno;
-	unsigned head[4] = { magic, (unsigned)file_id, announced, 0 };
+	unsigned head[4] = { magic, (unsigned)file_id, announced, (unsigned)getpid() };
+	int ret = 0;
 	if (send(sk, head, (size_t)head_bytes, MSG_NOSIGNAL) != head_bytes)
-		return -errno;
-	for (unsigned i = 0; head_bytes == sizeof(head) && i < announced; i++)
+		ret = -errno;
+	for (unsigned i = 0; !ret && head_bytes == sizeof(head) && i < announced; i++)
 		if (send(sk, &i, sizeof(i), MSG_NOSIGNAL) != sizeof(i))
-			return -errno;
-	for (unsigned i = 0; head_bytes == sizeof(head) && i < sent; i++) {
+			ret = -errno;
+	for (unsigned i = 0; !ret && head_bytes == sizeof(head) && i < sent; i++) {
 		char byte = 0;
 		union { struct cmsghdr align; char buf[CMSG_SPACE(sizeof(int))]; } c;
 		struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
@@ -77,10 +76,10 @@ int kfdsim_send_partial_refill(const void *addr, int addr_len, unsigned magic, i
 		h->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(h), &fds[i], sizeof(int));
 		if (sendmsg(sk, &m, MSG_NOSIGNAL) != 1)
-			return -errno;
+			ret = -errno;
 	}
 	close(sk);
-	return 0;
+	return ret;
 }
 
 struct vma_query {

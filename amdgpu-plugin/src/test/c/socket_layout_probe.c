@@ -5,7 +5,6 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
-#include <sys/un.h>
 #include "layout_probe.h"
 
 int main(void)
@@ -28,15 +27,6 @@ int main(void)
 	F(iovec, iov_base);
 	F(iovec, iov_len);
 
-	S(ucred);
-	F(ucred, pid);
-	F(ucred, uid);
-	F(ucred, gid);
-
-	S(sockaddr_un);
-	F(sockaddr_un, sun_family);
-	F(sockaddr_un, sun_path);
-
 	S(pollfd);
 	F(pollfd, fd);
 	F(pollfd, events);
@@ -47,10 +37,10 @@ int main(void)
 	C32(SOCK_NONBLOCK);
 	C32(SOCK_CLOEXEC);
 	C32(SOL_SOCKET);
-	C32(SO_PEERCRED);
 	C32(SCM_RIGHTS);
 	C32(MSG_CTRUNC);
 	C32(MSG_NOSIGNAL);
+	C32(MSG_DONTWAIT);
 	C32(MSG_CMSG_CLOEXEC);
 	C32(POLLIN);
 	C32(EFD_CLOEXEC);

@@ -7,17 +7,19 @@ import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.amdgpu.topology.SysfsTopologyReader;
 import dev.criugpu.api.CriuServices;
 
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.Map;
 
 /**
  * Everything the plugin touches on the host, in one place: the syscall seam, the KFD topology root, the device
- * numbers of {@code /dev/kfd} and the render nodes, hsakmt's shared memory file, criu's environment, and the
- * native restore library with the calls it makes in criu's children. Production takes the real ones; tests
+ * numbers of {@code /dev/kfd} and the render nodes, hsakmt's shared memory file, criu's environment, the
+ * native restore library with the calls it makes in criu's children, and criu's {@code fdstore_add}. Production takes the real ones; tests
  * put the simulated KFD here.
  */
 public record AmdgpuHost(Syscalls sys, Path topologyRoot, DeviceClassifier devices, Path hsakmtShm,
-                         Map<String, String> env, Path executorLibrary, ChildExecutor.Calls childCalls) {
+                         Map<String, String> env, Path executorLibrary, ChildExecutor.Calls childCalls,
+                         MemorySegment fdstoreAdd) {
 
     /** The restore-plan executor inside the plugin directory's {@code java/}. */
     public static final String EXECUTOR_LIBRARY = "java/native/libcriugpu_plan.so";
@@ -25,6 +27,6 @@ public record AmdgpuHost(Syscalls sys, Path topologyRoot, DeviceClassifier devic
     public static AmdgpuHost system(CriuServices services) {
         return new AmdgpuHost(Syscalls.libc(), SysfsTopologyReader.DEFAULT_ROOT, DeviceClassifier.system(),
                 KfdFileDumper.HSAKMT_SHM, System.getenv(), services.pluginDir().resolve(EXECUTOR_LIBRARY),
-                ChildExecutor.Calls.criu(services));
+                ChildExecutor.Calls.criu(services), services.criuFunction("fdstore_add").orElse(MemorySegment.NULL));
     }
 }

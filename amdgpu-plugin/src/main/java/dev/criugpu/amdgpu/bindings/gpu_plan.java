@@ -6,7 +6,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SegmentAllocator;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /**
@@ -20,12 +19,11 @@ public final class gpu_plan {
             JAVA_INT.withName("num_vmas"),
             JAVA_INT.withName("num_paths"),
             JAVA_INT.withName("num_slots"),
-            JAVA_INT.withName("socket_len"),
+            JAVA_INT.withName("pad"),
             ADDRESS.withName("name"),
             ADDRESS.withName("programs"),
             ADDRESS.withName("vmas"),
-            ADDRESS.withName("paths"),
-            MemoryLayout.sequenceLayout(112, JAVA_BYTE).withName("socket")
+            ADDRESS.withName("paths")
     ).withName("gpu_plan");
 
     private gpu_plan() {
@@ -91,13 +89,13 @@ public final class gpu_plan {
 
     public static void num_slots(MemorySegment struct, int value) { struct.set(JAVA_INT, num_slots$OFFSET, value); }
 
-    private static final long socket_len$OFFSET = 20;
+    private static final long pad$OFFSET = 20;
 
-    public static long socket_len$offset() { return socket_len$OFFSET; }
+    public static long pad$offset() { return pad$OFFSET; }
 
-    public static int socket_len(MemorySegment struct) { return struct.get(JAVA_INT, socket_len$OFFSET); }
+    public static int pad(MemorySegment struct) { return struct.get(JAVA_INT, pad$OFFSET); }
 
-    public static void socket_len(MemorySegment struct, int value) { struct.set(JAVA_INT, socket_len$OFFSET, value); }
+    public static void pad(MemorySegment struct, int value) { struct.set(JAVA_INT, pad$OFFSET, value); }
 
     private static final long name$OFFSET = 24;
 
@@ -130,11 +128,4 @@ public final class gpu_plan {
     public static MemorySegment paths(MemorySegment struct) { return struct.get(ADDRESS, paths$OFFSET); }
 
     public static void paths(MemorySegment struct, MemorySegment value) { struct.set(ADDRESS, paths$OFFSET, value); }
-
-    private static final long socket$OFFSET = 56;
-
-    public static long socket$offset() { return socket$OFFSET; }
-
-    /** The 112 bytes of {@code socket}, as a slice of {@code struct}. */
-    public static MemorySegment socket(MemorySegment struct) { return struct.asSlice(socket$OFFSET, 112); }
 }

@@ -5,7 +5,7 @@ public final class gpu_plan_h {
     private gpu_plan_h() {
     }
 
-    public static int GPU_PLAN_VERSION() { return 3; }
+    public static int GPU_PLAN_VERSION() { return 4; }
 
     public static int GPU_PLAN_FDS_PER_MSG() { return 64; }
 
@@ -26,4 +26,6 @@ public final class gpu_plan_h {
     public static int GPU_PLAN_RETURN() { return 7; }
 
     public static int GPU_PLAN_RETURN_DUP() { return 8; }
+
+    public static int GPU_PLAN_PUT_PID() { return 9; }
 }

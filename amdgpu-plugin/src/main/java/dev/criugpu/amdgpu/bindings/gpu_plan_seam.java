@@ -17,7 +17,8 @@ public final class gpu_plan_seam {
             ADDRESS.withName("close"),
             ADDRESS.withName("ioctl"),
             ADDRESS.withName("find_unused_fd"),
-            ADDRESS.withName("log")
+            ADDRESS.withName("log"),
+            ADDRESS.withName("fdstore_get")
     ).withName("gpu_plan_seam");
 
     private gpu_plan_seam() {
@@ -82,4 +83,12 @@ public final class gpu_plan_seam {
     public static MemorySegment log(MemorySegment struct) { return struct.get(ADDRESS, log$OFFSET); }
 
     public static void log(MemorySegment struct, MemorySegment value) { struct.set(ADDRESS, log$OFFSET, value); }
+
+    private static final long fdstore_get$OFFSET = 40;
+
+    public static long fdstore_get$offset() { return fdstore_get$OFFSET; }
+
+    public static MemorySegment fdstore_get(MemorySegment struct) { return struct.get(ADDRESS, fdstore_get$OFFSET); }
+
+    public static void fdstore_get(MemorySegment struct, MemorySegment value) { struct.set(ADDRESS, fdstore_get$OFFSET, value); }
 }

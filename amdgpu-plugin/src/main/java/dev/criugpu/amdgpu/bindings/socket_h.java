@@ -13,7 +13,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * Constants and libc functions of {@code <sys/socket.h>}, {@code <poll.h>}, {@code <sys/eventfd.h>} and
- * {@code <signal.h>} the refill socket uses, in the shape jextract generates. Every function takes a leading
+ * {@code <signal.h>} the refill sockets use, in the shape jextract generates. Every function takes a leading
  * call-state segment ({@link #CALL_STATE}) that receives errno. Constants are checked against the headers by
  * {@code LayoutConformanceTest}.
  */
@@ -32,10 +32,10 @@ public final class socket_h {
     public static int SOCK_NONBLOCK() { return 0x800; }
     public static int SOCK_CLOEXEC() { return 0x80000; }
     public static int SOL_SOCKET() { return 1; }
-    public static int SO_PEERCRED() { return 17; }
     public static int SCM_RIGHTS() { return 1; }
     public static int MSG_CTRUNC() { return 0x8; }
     public static int MSG_NOSIGNAL() { return 0x4000; }
+    public static int MSG_DONTWAIT() { return 0x40; }
     public static int MSG_CMSG_CLOEXEC() { return 0x40000000; }
     public static int POLLIN() { return 1; }
     public static int EFD_CLOEXEC() { return 0x80000; }
@@ -47,15 +47,11 @@ public final class socket_h {
     }
 
     private static final MethodHandle SOCKET = fn("socket", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle BIND = fn("bind", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle LISTEN = fn("listen", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle ACCEPT4 = fn("accept4", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
-    private static final MethodHandle CONNECT = fn("connect", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle SOCKETPAIR = fn("socketpair",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS));
     private static final MethodHandle RECV = fn("recv", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
     private static final MethodHandle SEND = fn("send", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
     private static final MethodHandle RECVMSG = fn("recvmsg", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle GETSOCKOPT = fn("getsockopt",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
     private static final MethodHandle POLL = fn("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
     private static final MethodHandle EVENTFD = fn("eventfd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
     private static final MethodHandle WRITE = fn("write", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
@@ -72,20 +68,8 @@ public final class socket_h {
         try { return (int) SOCKET.invokeExact(state, domain, type, protocol); } catch (Throwable t) { throw rethrow(t); }
     }
 
-    public static int bind(MemorySegment state, int fd, MemorySegment addr, int len) {
-        try { return (int) BIND.invokeExact(state, fd, addr, len); } catch (Throwable t) { throw rethrow(t); }
-    }
-
-    public static int listen(MemorySegment state, int fd, int backlog) {
-        try { return (int) LISTEN.invokeExact(state, fd, backlog); } catch (Throwable t) { throw rethrow(t); }
-    }
-
-    public static int accept4(MemorySegment state, int fd, MemorySegment addr, MemorySegment len, int flags) {
-        try { return (int) ACCEPT4.invokeExact(state, fd, addr, len, flags); } catch (Throwable t) { throw rethrow(t); }
-    }
-
-    public static int connect(MemorySegment state, int fd, MemorySegment addr, int len) {
-        try { return (int) CONNECT.invokeExact(state, fd, addr, len); } catch (Throwable t) { throw rethrow(t); }
+    public static int socketpair(MemorySegment state, int domain, int type, int protocol, MemorySegment fds) {
+        try { return (int) SOCKETPAIR.invokeExact(state, domain, type, protocol, fds); } catch (Throwable t) { throw rethrow(t); }
     }
 
     public static long recv(MemorySegment state, int fd, MemorySegment buf, long len, int flags) {
@@ -98,10 +82,6 @@ public final class socket_h {
 
     public static long recvmsg(MemorySegment state, int fd, MemorySegment msg, int flags) {
         try { return (long) RECVMSG.invokeExact(state, fd, msg, flags); } catch (Throwable t) { throw rethrow(t); }
-    }
-
-    public static int getsockopt(MemorySegment state, int fd, int level, int name, MemorySegment value, MemorySegment len) {
-        try { return (int) GETSOCKOPT.invokeExact(state, fd, level, name, value, len); } catch (Throwable t) { throw rethrow(t); }
     }
 
     public static int poll(MemorySegment state, MemorySegment fds, long nfds, int timeout) {

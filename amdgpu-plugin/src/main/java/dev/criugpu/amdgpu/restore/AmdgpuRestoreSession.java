@@ -21,12 +21,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * The restore side of one criu restore, in criu's main process. Before criu forks (init): the plan from the
  * images and the local topology (a GPU that cannot be matched refuses the restore here, with nothing forked),
- * the refill socket (accepting from then on), and the native executor registered with the shim. RESUME_DEVICES_LATE(pid) waits for every refill, then resumes the task's queues; a task whose GPU
+ * a refill channel per KFD image in criu's fdstore (served from then on), and the native executor registered
+ * with the shim. RESUME_DEVICES_LATE(pid) waits for every refill, then resumes the task's queues; a task whose GPU
  * memory could not be refilled is killed instead, since criu ignores this hook's result and the task would
  * otherwise run on wrong GPU memory.
  */
@@ -35,13 +35,15 @@ public final class AmdgpuRestoreSession implements AutoCloseable {
 
     private final Syscalls sys;
     private final RestorePlan plan;
+    private final RefillChannels channels;
     private final RefillSession refill;
     private final ChildExecutor executor;
-    private boolean reported;
 
-    private AmdgpuRestoreSession(Syscalls sys, RestorePlan plan, RefillSession refill, ChildExecutor executor) {
+    private AmdgpuRestoreSession(Syscalls sys, RestorePlan plan, RefillChannels channels, RefillSession refill,
+                                 ChildExecutor executor) {
         this.sys = sys;
         this.plan = plan;
+        this.channels = channels;
         this.refill = refill;
         this.executor = executor;
     }
@@ -50,22 +52,24 @@ public final class AmdgpuRestoreSession implements AutoCloseable {
     public static Optional<AmdgpuRestoreSession> open(AmdgpuHost host, CriuServices services, Path imagesDir) {
         if (!holdsAmdgpuFiles(imagesDir)) return Optional.empty();
         Topology local = new SysfsTopologyReader(host.topologyRoot()).read("Local");
-        RestorePlan plan = RestorePlan.build(new AmdgpuImages(imagesDir), local, host.env(), log::error);
+        RefillChannels channels = new RefillChannels(Fdstore.of(host.fdstoreAdd()));
+        RestorePlan plan = null;
         RefillSession refill = null;
         ChildExecutor executor = null;
         try {
+            plan = RestorePlan.build(new AmdgpuImages(imagesDir), local, host.env(), log::error, channels::fdstoreIdFor);
             BoRefiller refiller = new BoRefiller(host.sys(), imagesDir, MaxBufferSize.fromEnvironment(host.env()));
-            refill = new RefillSession(plan, refiller, String.format("criu-java-gpu/amdgpu-refill/%d-%016x",
-                    ProcessHandle.current().pid(), ThreadLocalRandom.current().nextLong()));
+            refill = new RefillSession(plan, refiller, channels);
             executor = ChildExecutor.load(host.executorLibrary(), host.childCalls(), plan);
             executor.register(services);
             refill.start();
             log.info("restoring {} KFD file(s); GPU map {}", plan.kfds().size(), plan.mappings());
-            return Optional.of(new AmdgpuRestoreSession(host.sys(), plan, refill, executor));
+            return Optional.of(new AmdgpuRestoreSession(host.sys(), plan, channels, refill, executor));
         } catch (RuntimeException e) {
             if (executor != null) executor.close();
             if (refill != null) refill.close();
-            plan.close();
+            channels.close();
+            if (plan != null) plan.close();
             throw e;
         }
     }
@@ -80,11 +84,7 @@ public final class AmdgpuRestoreSession implements AutoCloseable {
 
     public int resume(int pid) {
         RefillSession.Outcome outcome = refill.finish();
-        if (!reported) {
-            reported = true;
-            outcome.unattributed().forEach(log::error);
-        }
-        List<String> failures = outcome.failuresByPid().get(pid);
+        List<String> failures = outcome.failuresByTask().get(TaskPid.innermost(pid));
         if (failures != null) {
             failures.forEach(log::error);
             boolean killed = UnixSockets.kill(pid);
@@ -113,6 +113,7 @@ public final class AmdgpuRestoreSession implements AutoCloseable {
     @Override
     public void close() {
         refill.close();
+        channels.close();
         executor.close();
         plan.close();
     }

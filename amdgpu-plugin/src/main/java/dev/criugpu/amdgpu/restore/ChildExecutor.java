@@ -27,13 +27,14 @@ public final class ChildExecutor implements AutoCloseable {
 
     /** The functions the executor calls (struct gpu_plan_seam): libc and criu in production. */
     public record Calls(MemorySegment open, MemorySegment close, MemorySegment ioctl, MemorySegment findUnusedFd,
-                        MemorySegment log) {
+                        MemorySegment log, MemorySegment fdstoreGet) {
         public static Calls criu(CriuServices services) {
             SymbolLookup libc = Linker.nativeLinker().defaultLookup();
             return new Calls(libc.find("open").orElseThrow(), libc.find("close").orElseThrow(),
                     libc.find("ioctl").orElseThrow(),
                     services.criuFunction("find_unused_fd_pid").orElse(MemorySegment.NULL),
-                    services.criuFunction("print_on_level").orElse(MemorySegment.NULL));
+                    services.criuFunction("print_on_level").orElse(MemorySegment.NULL),
+                    services.criuFunction("fdstore_get").orElse(MemorySegment.NULL));
         }
     }
 
@@ -45,9 +46,10 @@ public final class ChildExecutor implements AutoCloseable {
     }
 
     public static ChildExecutor load(Path library, Calls calls, RestorePlan plan) {
-        if (calls.findUnusedFd().equals(MemorySegment.NULL) || calls.log().equals(MemorySegment.NULL)) {
-            throw new CriuException(Errno.ENOTSUP, "this criu exports no find_unused_fd_pid/print_on_level"
-                    + " (criu 3.17 or newer is needed to restore AMD GPU state)");
+        if (calls.findUnusedFd().equals(MemorySegment.NULL) || calls.log().equals(MemorySegment.NULL)
+                || calls.fdstoreGet().equals(MemorySegment.NULL)) {
+            throw new CriuException(Errno.ENOTSUP, "this criu exports no find_unused_fd_pid/print_on_level/fdstore_get"
+                    + " (criu 4.2 or newer is needed to restore AMD GPU state)");
         }
         if (!Files.isRegularFile(library)) {
             throw new CriuException(Errno.ENOENT, library + ": the AMD restore library is missing (broken install)");
@@ -62,6 +64,7 @@ public final class ChildExecutor implements AutoCloseable {
             gpu_plan_seam.ioctl(seam, calls.ioctl());
             gpu_plan_seam.find_unused_fd(seam, calls.findUnusedFd());
             gpu_plan_seam.log(seam, calls.log());
+            gpu_plan_seam.fdstore_get(seam, calls.fdstoreGet());
             MemorySegment ctx = gpu_plan_child.allocate(arena);
             gpu_plan_child.plan(ctx, plan.address());
             gpu_plan_child.seam(ctx, seam);

@@ -31,7 +31,7 @@ import java.util.Map;
  * The amdgpu content of a restore plan, as upstream's restore does it in the restored task (facts §4.2): for a
  * KFD image, open {@code /dev/kfd}, check the ioctl API version, open the render node of every mapped GPU above
  * the task's image fds and put it into the device buckets, RESTORE, send the dma-bufs of the VRAM/GTT BOs to
- * criu's main process for the refill, and let the mappings of VRAM/GTT/doorbell/MMIO BOs move; for a render-node
+ * criu's main process for the refill (on the image's {@link RefillChannels} socket, with the task's pid), and let the mappings of VRAM/GTT/doorbell/MMIO BOs move; for a render-node
  * image, a dup of the task's render fd of that GPU. Render nodes share one slot per minor within a task.
  */
 final class KfdPrograms {
@@ -63,7 +63,7 @@ final class KfdPrograms {
         return p.open(renderSlot(minor), RENDER_PREFIX + minor, OPEN_FLAGS, true);
     }
 
-    void addKfd(int fileId, CriuKfd kfd, GpuMapping mapping) {
+    void addKfd(int fileId, CriuKfd kfd, GpuMapping mapping, int refillChannel) {
         String image = "amdgpu-kfd-" + fileId + ".img";
         int kfdSlot = slots++;
         PlanProgram p = new PlanProgram(arena, fileId);
@@ -128,7 +128,9 @@ final class KfdPrograms {
         int[] indices = contents.stream().mapToInt(Integer::intValue).toArray();
         long[] fdOffsets = contents.stream().mapToLong(i -> i * kfd_criu_bo_bucket.sizeof()
                 + kfd_criu_bo_bucket.dmabuf_fd$offset()).toArray();
-        p.sendFds(RefillProtocol.request(arena, fileId, indices), bos, fdOffsets,
+        MemorySegment request = RefillProtocol.request(arena, fileId, indices);
+        p.putPid(request, RefillProtocol.PID_AT);
+        p.sendFds(refillChannel, request, bos, fdOffsets,
                 "hand the " + indices.length + " dma-buf fds of " + image + " to criu for the BO contents");
         p.enableVmas(firstVma, vmas.size() - firstVma);
         p.handOver(kfdSlot, "hand " + image + " to criu");

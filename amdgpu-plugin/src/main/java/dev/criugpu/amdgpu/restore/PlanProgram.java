@@ -74,10 +74,22 @@ public final class PlanProgram {
         });
     }
 
-    /** Sends {@code message}, then the fds stored as u32 at {@code fdBuf + fdOffsets[i]}, to the plan's socket. */
-    public PlanProgram sendFds(MemorySegment message, MemorySegment fdBuf, long[] fdOffsets, String what) {
+    /** The u32 at {@code buf + offset} ← the task's pid (in its own pid namespace). */
+    public PlanProgram putPid(MemorySegment buf, long offset) {
+        return step(gpu_plan_h.GPU_PLAN_PUT_PID(), -1, "put the task's pid", s -> {
+            gpu_plan_step.buf(s, buf);
+            gpu_plan_step.arg2(s, offset);
+        });
+    }
+
+    /**
+     * Sends {@code message}, then the fds stored as u32 at {@code fdBuf + fdOffsets[i]}, on the socket criu's fdstore
+     * keeps as {@code fdstoreId}.
+     */
+    public PlanProgram sendFds(int fdstoreId, MemorySegment message, MemorySegment fdBuf, long[] fdOffsets, String what) {
         MemorySegment offsets = arena.allocateFrom(JAVA_LONG, fdOffsets.length == 0 ? new long[1] : fdOffsets);
         return step(gpu_plan_h.GPU_PLAN_SEND_FDS(), -1, what, s -> {
+            gpu_plan_step.arg(s, fdstoreId);
             gpu_plan_step.buf(s, message);
             gpu_plan_step.len(s, message.byteSize());
             gpu_plan_step.fd_buf(s, fdBuf);

@@ -9,16 +9,18 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /**
  * The refill request a restored task sends criu's main process (a SEND_FDS step of its KFD program): a 16-byte
- * head {u32 magic, i32 KFD image id, u32 fd count, u32 0}, the u32 index in the image's BO list of each fd,
+ * head {u32 magic, i32 KFD image id, u32 fd count, u32 the task's pid in its own pid namespace (a PUT_PID step)},
+ * the u32 index in the image's BO list of each fd,
  * then the dma-buf fds as SCM_RIGHTS, at most {@code GPU_PLAN_FDS_PER_MSG} per message, one payload byte each.
  */
 public final class RefillProtocol {
     public static final int MAGIC = 0x31465241; // "ARF1"
     public static final StructLayout HEAD = MemoryLayout.structLayout(
-            JAVA_INT.withName("magic"), JAVA_INT.withName("file_id"), JAVA_INT.withName("num_fds"), JAVA_INT.withName("pad"));
+            JAVA_INT.withName("magic"), JAVA_INT.withName("file_id"), JAVA_INT.withName("num_fds"), JAVA_INT.withName("pid"));
     static final long MAGIC_AT = 0;
     static final long FILE_ID_AT = 4;
     static final long NUM_FDS_AT = 8;
+    static final long PID_AT = 12;
 
     private RefillProtocol() {
     }

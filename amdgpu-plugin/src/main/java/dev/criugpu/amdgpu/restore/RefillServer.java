@@ -1,90 +1,81 @@
 package dev.criugpu.amdgpu.restore;
 
 import dev.criugpu.amdgpu.sys.UnixSockets;
-import dev.criugpu.api.CriuException;
-import dev.criugpu.api.Errno;
 
-import java.util.OptionalInt;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
 
 /**
- * The listening end of the refill socket in criu's main process. It is bound before criu forks (the restored
- * tasks inherit nothing but its abstract name through the plan); {@link #start} runs one accept thread that reads
- * each connection's request and hands it on; {@link #stop} makes the thread take every connection still
- * pending, then end. Reading a request never waits on another task: each task sends all of it before its
- * RESTORE_EXT_FILE returns.
+ * The main-process end of the refill channels: one thread polls every KFD image's channel and reads the request
+ * a restored task sends there, handing each on as it arrives, so the copies overlap the tasks' own restore.
+ * {@link #stop} (once every task is restored) makes it take what is still waiting and end; a request that is
+ * incomplete by then never will be.
  */
 public final class RefillServer implements AutoCloseable {
-    private final UnixSockets.Address address;
-    private final int listenFd;
+    private final Map<Integer, Integer> channels;
     private final int stopFd;
     private final Consumer<RefillRequest> onRequest;
-    private final Consumer<CriuException> onBadRequest;
-    private Thread acceptor;
+    private final Consumer<RefillRequestReader.Refused> onRefused;
+    private Thread poller;
 
-    private RefillServer(UnixSockets.Address address, int listenFd, int stopFd, Consumer<RefillRequest> onRequest,
-                         Consumer<CriuException> onBadRequest) {
-        this.address = address;
-        this.listenFd = listenFd;
-        this.stopFd = stopFd;
+    public RefillServer(Map<Integer, Integer> channels, Consumer<RefillRequest> onRequest,
+                        Consumer<RefillRequestReader.Refused> onRefused) {
+        this.channels = new LinkedHashMap<>(channels);
+        this.stopFd = UnixSockets.eventFd();
         this.onRequest = onRequest;
-        this.onBadRequest = onBadRequest;
-    }
-
-    /** Binds the abstract name {@code name}. */
-    public static RefillServer bind(String name, Consumer<RefillRequest> onRequest, Consumer<CriuException> onBadRequest) {
-        UnixSockets.Address address = UnixSockets.Address.abstractName(name);
-        int listen = UnixSockets.listen(address);
-        try {
-            return new RefillServer(address, listen, UnixSockets.eventFd(), onRequest, onBadRequest);
-        } catch (RuntimeException e) {
-            UnixSockets.close(listen);
-            throw e;
-        }
-    }
-
-    public UnixSockets.Address address() {
-        return address;
+        this.onRefused = onRefused;
     }
 
     public synchronized void start() {
-        if (acceptor != null) return;
-        acceptor = Thread.ofPlatform().name("amdgpu-refill-accept").daemon().start(this::acceptLoop);
+        if (poller != null) return;
+        poller = Thread.ofPlatform().name("amdgpu-refill").daemon().start(this::pollLoop);
     }
 
-    private void acceptLoop() {
-        while (true) {
-            int ready = UnixSockets.pollReadable(listenFd, stopFd);
-            for (OptionalInt c = UnixSockets.accept(listenFd); c.isPresent(); c = UnixSockets.accept(listenFd)) {
-                serve(c.getAsInt());
+    private void pollLoop() {
+        Map<Integer, Integer> waiting = new LinkedHashMap<>(channels);
+        while (!waiting.isEmpty()) {
+            List<Integer> files = new ArrayList<>(waiting.keySet());
+            int[] fds = new int[files.size() + 1];
+            for (int i = 0; i < files.size(); i++) fds[i] = waiting.get(files.get(i));
+            fds[files.size()] = stopFd;
+            int ready = UnixSockets.pollReadable(fds);
+            boolean stopping = (ready & (1 << files.size())) != 0;
+            for (int i = 0; i < files.size(); i++) {
+                if (!stopping && (ready & (1 << i)) == 0) continue;
+                int file = files.get(i);
+                if (serve(file, waiting.get(file)) || stopping) waiting.remove(file);
             }
-            if ((ready & 2) != 0) return;
+            if (stopping) return;
         }
     }
 
-    private void serve(int conn) {
+    /** True when the channel is done (a request, or a refused one). */
+    private boolean serve(int fileId, int channel) {
         try {
-            onRequest.accept(RefillRequestReader.read(conn));
-        } catch (CriuException e) {
-            onBadRequest.accept(e);
+            RefillRequest r = RefillRequestReader.read(channel, fileId, stopFd);
+            if (r == null) return false;
+            onRequest.accept(r);
+        } catch (RefillRequestReader.Refused e) {
+            onRefused.accept(e);
         } catch (RuntimeException e) {
-            onBadRequest.accept(new CriuException(Errno.EIO, "refill request failed: " + e, e));
-        } finally {
-            UnixSockets.close(conn);
+            onRefused.accept(new RefillRequestReader.Refused(fileId, 0, "amdgpu-kfd-" + fileId + ".img: refill request"
+                    + " failed: " + e));
         }
+        return true;
     }
 
-    /** Takes the connections still pending, then ends the accept thread (started or not). */
+    /** Takes what is still waiting on the channels, then ends the thread (started or not). */
     public synchronized void stop() {
-        if (acceptor == null) {
-            start();
-        }
-        if (!acceptor.isAlive()) return;
+        if (poller == null) start();
+        if (!poller.isAlive()) return;
         UnixSockets.signal(stopFd);
         boolean interrupted = false;
         while (true) {
             try {
-                acceptor.join();
+                poller.join();
                 break;
             } catch (InterruptedException e) {
                 interrupted = true;
@@ -96,7 +87,6 @@ public final class RefillServer implements AutoCloseable {
     @Override
     public synchronized void close() {
         stop();
-        UnixSockets.close(listenFd);
         UnixSockets.close(stopFd);
     }
 }

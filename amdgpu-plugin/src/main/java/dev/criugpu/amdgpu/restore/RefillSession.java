@@ -1,5 +1,6 @@
 package dev.criugpu.amdgpu.restore;
 
+import dev.criugpu.amdgpu.images.ImageNames;
 import dev.criugpu.amdgpu.images.proto.CriuKfd;
 import dev.criugpu.amdgpu.kfd.BoBucket;
 import dev.criugpu.amdgpu.sys.UnixSockets;
@@ -15,35 +16,34 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 
 /**
- * The BO-content refill of one restore: a {@link RefillServer} whose requests are checked against the plan and
- * queued on a {@link BoRefiller} as they arrive (while the tasks go on restoring their memory), and, once every
- * task is restored, the outcome per task: {@link #finish} takes the requests still pending, waits for every copy
- * and names what failed. Every KFD image of the plan must have been refilled by exactly one task.
+ * The BO-content refill of one restore: a {@link RefillServer} over the plan's {@link RefillChannels}, whose
+ * requests are checked against the plan and queued on a {@link BoRefiller} as they arrive (while the tasks go on
+ * restoring their memory); then, once every task is restored, {@link #finish} takes what is still waiting, waits
+ * for every copy, and says per task (its pid in its own pid namespace) what failed. A KFD image whose task never
+ * sent its request counts against the pid the image records, which criu restores the task with.
  */
 public final class RefillSession implements AutoCloseable {
     private final RestorePlan plan;
     private final BoRefiller refiller;
     private final RefillServer server;
     private final Map<Integer, Received> received = new HashMap<>();
-    private final Map<Integer, List<String>> failuresByPid = new LinkedHashMap<>();
-    private final List<String> failures = new ArrayList<>();
+    private final Map<Integer, List<String>> failuresByTask = new LinkedHashMap<>();
     private Outcome outcome;
 
-    private record Received(int pid, CompletableFuture<Void> done) {
+    private record Received(int taskPid, CompletableFuture<Void> done) {
     }
 
-    /** What {@link #finish} found: failures per restored task, and failures no task can be named for. */
-    public record Outcome(Map<Integer, List<String>> failuresByPid, List<String> unattributed) {
+    /** What {@link #finish} found: the failures per restored task (pid in the task's own pid namespace). */
+    public record Outcome(Map<Integer, List<String>> failuresByTask) {
         public boolean ok() {
-            return failuresByPid.isEmpty() && unattributed.isEmpty();
+            return failuresByTask.isEmpty();
         }
     }
 
-    public RefillSession(RestorePlan plan, BoRefiller refiller, String socketName) {
+    public RefillSession(RestorePlan plan, BoRefiller refiller, RefillChannels channels) {
         this.plan = plan;
         this.refiller = refiller;
-        this.server = RefillServer.bind(socketName, this::accept, this::reject);
-        plan.refillSocket(server.address());
+        this.server = new RefillServer(channels.mainEnds(), this::accept, this::refused);
     }
 
     /** Starts taking requests. */
@@ -52,17 +52,15 @@ public final class RefillSession implements AutoCloseable {
     }
 
     private synchronized void accept(RefillRequest r) {
-        String file = "amdgpu-kfd-" + r.fileId() + ".img";
         CriuKfd kfd = plan.kfds().get(r.fileId());
-        String problem = kfd == null ? "no such KFD image in the plan"
-                : received.containsKey(r.fileId()) ? "already refilled for pid " + received.get(r.fileId()).pid()
-                : mismatch(kfd, r.boIndices());
+        String problem = received.containsKey(r.fileId()) ? "it was refilled already" : mismatch(kfd, r.boIndices());
         if (problem != null) {
             UnixSockets.closeAll(r.fds());
-            failed(r.senderPid(), "pid " + r.senderPid() + " sent a refill request for " + file + ": " + problem);
+            failed(r.taskPid(), ImageNames.kfd(r.fileId()) + ": refill request from pid " + r.taskPid() + ": " + problem);
+            received.putIfAbsent(r.fileId(), new Received(r.taskPid(), CompletableFuture.completedFuture(null)));
             return;
         }
-        received.put(r.fileId(), new Received(r.senderPid(), refiller.refill(r, kfd, plan)));
+        received.put(r.fileId(), new Received(r.taskPid(), refiller.refill(r, kfd, plan)));
     }
 
     /** Null when the indices are exactly the image's VRAM/GTT BOs, in order. */
@@ -77,13 +75,14 @@ public final class RefillSession implements AutoCloseable {
                 + " but the image's VRAM/GTT BOs are " + Arrays.toString(expected);
     }
 
-    private synchronized void reject(CriuException e) {
-        if (e instanceof RefillRequestReader.Refused r) failed(r.pid(), r.getMessage());
-        else failures.add(e.getMessage());
+    private synchronized void refused(RefillRequestReader.Refused e) {
+        int task = e.taskPid() != 0 ? e.taskPid() : plan.kfds().get(e.fileId()).getPid();
+        failed(task, e.getMessage());
+        received.putIfAbsent(e.fileId(), new Received(task, CompletableFuture.completedFuture(null)));
     }
 
-    private void failed(int pid, String message) {
-        failuresByPid.computeIfAbsent(pid, p -> new ArrayList<>()).add(message);
+    private void failed(int taskPid, String message) {
+        failuresByTask.computeIfAbsent(taskPid, p -> new ArrayList<>()).add(message);
     }
 
     /** Ends the server and waits for every copy; the same outcome on every later call. */
@@ -96,25 +95,27 @@ public final class RefillSession implements AutoCloseable {
         synchronized (this) {
             all = new HashMap<>(received);
         }
-        for (int fileId : plan.kfds().keySet()) {
-            Received r = all.get(fileId);
+        for (var e : plan.kfds().entrySet()) {
+            Received r = all.get(e.getKey());
             if (r == null) {
                 synchronized (this) {
-                    failures.add("no restored task sent the dma-bufs of amdgpu-kfd-" + fileId + ".img");
+                    failed(e.getValue().getPid(), "no restored task sent the dma-bufs of " + ImageNames.kfd(e.getKey()));
                 }
                 continue;
             }
             try {
                 r.done().join();
-            } catch (CompletionException e) {
-                String why = e.getCause() instanceof CriuException c ? c.getMessage() : String.valueOf(e.getCause());
+            } catch (CompletionException ex) {
+                String why = ex.getCause() instanceof CriuException c ? c.getMessage() : String.valueOf(ex.getCause());
                 synchronized (this) {
-                    failed(r.pid(), why);
+                    failed(r.taskPid(), why);
                 }
             }
         }
         synchronized (this) {
-            outcome = new Outcome(Map.copyOf(failuresByPid), List.copyOf(failures));
+            Map<Integer, List<String>> copy = new LinkedHashMap<>();
+            failuresByTask.forEach((k, v) -> copy.put(k, List.copyOf(v)));
+            outcome = new Outcome(copy);
             return outcome;
         }
     }

@@ -4,7 +4,6 @@ import dev.criugpu.amdgpu.images.AmdgpuImages;
 import dev.criugpu.amdgpu.bindings.gpu_plan;
 import dev.criugpu.amdgpu.images.DeviceEntries;
 import dev.criugpu.amdgpu.images.proto.CriuKfd;
-import dev.criugpu.amdgpu.sys.UnixSockets;
 import dev.criugpu.amdgpu.topology.GpuMapping;
 import dev.criugpu.amdgpu.topology.NodeProperty;
 import dev.criugpu.amdgpu.topology.RestoreGpuMap;
@@ -15,7 +14,6 @@ import dev.criugpu.api.Errno;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Consumer;
+import java.util.function.IntUnaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -63,11 +62,7 @@ public final class RestorePlan implements AutoCloseable {
         return renderMinor(local, actualGpuId);
     }
 
-    /** Where restored tasks send their refill requests; set before criu forks. */
-    public void refillSocket(UnixSockets.Address address) {
-        MemorySegment.copy(address.bytes(), 0, gpu_plan.socket(plan), ValueLayout.JAVA_BYTE, 0, address.bytes().length);
-        gpu_plan.socket_len(plan, address.length());
-    }
+
 
     /** Address of the plan, for the executor. */
     public MemorySegment address() {
@@ -88,8 +83,12 @@ public final class RestorePlan implements AutoCloseable {
         arena.close();
     }
 
-    /** Reads every amdgpu image of {@code images} and maps its GPUs onto {@code local}. */
-    public static RestorePlan build(AmdgpuImages images, Topology local, Map<String, String> env, Consumer<String> errors) {
+    /**
+     * Reads every amdgpu image of {@code images} and maps its GPUs onto {@code local}; {@code refillChannel} gives
+     * the fdstore id of the socket each KFD image's task sends its dma-bufs on.
+     */
+    public static RestorePlan build(AmdgpuImages images, Topology local, Map<String, String> env, Consumer<String> errors,
+                                    IntUnaryOperator refillChannel) {
         Map<Integer, CriuKfd> kfds = new TreeMap<>();
         List<Integer> renders = new ArrayList<>();
         scan(images.dir(), kfds, renders);
@@ -118,7 +117,9 @@ public final class RestorePlan implements AutoCloseable {
         Arena arena = Arena.ofShared();
         try {
             KfdPrograms programs = new KfdPrograms(arena, local);
-            for (var e : kfds.entrySet()) programs.addKfd(e.getKey(), e.getValue(), mappings.get(e.getKey()));
+            for (var e : kfds.entrySet()) {
+                programs.addKfd(e.getKey(), e.getValue(), mappings.get(e.getKey()), refillChannel.applyAsInt(e.getKey()));
+            }
             for (int id : renders) {
                 int user = images.readRenderNode(id).getGpuId();
                 Integer actual = userToLocal.get(user);

@@ -4,23 +4,18 @@ import dev.criugpu.amdgpu.bindings.cmsghdr;
 import dev.criugpu.amdgpu.bindings.iovec;
 import dev.criugpu.amdgpu.bindings.msghdr;
 import dev.criugpu.amdgpu.bindings.pollfd;
-import dev.criugpu.amdgpu.bindings.sockaddr_un;
 import dev.criugpu.amdgpu.bindings.socket_h;
-import dev.criugpu.amdgpu.bindings.ucred;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.charset.StandardCharsets;
-import java.util.OptionalInt;
 
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * The unix-socket calls of the refill path (libc through {@code socket_h}): an abstract-name listening socket,
- * accept, exact reads, SCM_RIGHTS fd reception, the peer's pid, and an eventfd to wake a poller. Every failure
- * is a {@link SyscallException} naming the call.
+ * The unix-socket calls of the refill path (libc through {@code socket_h}): socket pairs, reads that wait for
+ * data only until a stop eventfd fires (so a peer that never finishes cannot hang criu), SCM_RIGHTS reception,
+ * an eventfd to wake a poller. Every failure is a {@link SyscallException} naming the call.
  */
 public final class UnixSockets {
     private static final int CMSG_HEADER = 16; // CMSG_LEN(0) on LP64
@@ -28,86 +23,48 @@ public final class UnixSockets {
     private UnixSockets() {
     }
 
-    /** {@code struct sockaddr_un} bytes and length for the abstract name {@code name} (no leading NUL given). */
-    public record Address(byte[] bytes, int length) {
-        public static Address abstractName(String name) {
-            byte[] path = name.getBytes(StandardCharsets.US_ASCII);
-            if (path.length + 1 > 108) throw new IllegalArgumentException("socket name too long: " + name);
-            byte[] b = new byte[(int) sockaddr_un.sizeof()];
-            b[0] = (byte) socket_h.AF_UNIX(); // sun_family, little-endian u16
-            System.arraycopy(path, 0, b, 3, path.length); // sun_path[0] = 0: abstract
-            return new Address(b, 2 + 1 + path.length);
-        }
-    }
-
     private static SyscallException failure(String what, MemorySegment state) {
         int e = socket_h.errno(state);
         return new SyscallException(e, what + " failed: " + Errnos.name(e));
     }
 
-    /** A non-blocking, close-on-exec stream socket listening on {@code address}. */
-    public static int listen(Address address) {
+    /** A connected close-on-exec stream pair: {@code [0]} for this process, {@code [1]} for the peer. */
+    public static int[] pair() {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment st = a.allocate(socket_h.CALL_STATE);
-            int fd = socket_h.socket(st, socket_h.AF_UNIX(),
-                    socket_h.SOCK_STREAM() | socket_h.SOCK_CLOEXEC() | socket_h.SOCK_NONBLOCK(), 0);
-            if (fd < 0) throw failure("socket", st);
-            MemorySegment addr = a.allocateFrom(JAVA_BYTE, address.bytes());
-            if (socket_h.bind(st, fd, addr, address.length()) < 0 || socket_h.listen(st, fd, 128) < 0) {
-                SyscallException e = failure("bind/listen on the refill socket", st);
-                socket_h.close(st, fd);
-                throw e;
+            MemorySegment fds = a.allocate(JAVA_INT, 2);
+            if (socket_h.socketpair(st, socket_h.AF_UNIX(), socket_h.SOCK_STREAM() | socket_h.SOCK_CLOEXEC(), 0, fds) < 0) {
+                throw failure("socketpair", st);
             }
-            return fd;
+            return fds.toArray(JAVA_INT);
         }
     }
 
-    /** A blocking, close-on-exec connection to {@code address}. */
-    public static int connect(Address address) {
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment st = a.allocate(socket_h.CALL_STATE);
-            int fd = socket_h.socket(st, socket_h.AF_UNIX(), socket_h.SOCK_STREAM() | socket_h.SOCK_CLOEXEC(), 0);
-            if (fd < 0) throw failure("socket", st);
-            if (socket_h.connect(st, fd, a.allocateFrom(JAVA_BYTE, address.bytes()), address.length()) < 0) {
-                SyscallException e = failure("connect", st);
-                socket_h.close(st, fd);
-                throw e;
-            }
-            return fd;
-        }
-    }
-
-    /** The next pending connection as a blocking socket, or empty when none is pending. */
-    public static OptionalInt accept(int listenFd) {
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment st = a.allocate(socket_h.CALL_STATE);
-            while (true) {
-                int fd = socket_h.accept4(st, listenFd, MemorySegment.NULL, MemorySegment.NULL, socket_h.SOCK_CLOEXEC());
-                if (fd >= 0) return OptionalInt.of(fd);
-                int e = socket_h.errno(st);
-                if (e == Syscalls.EINTR || e == Errnos.ECONNABORTED) continue;
-                if (e == Syscalls.EAGAIN) return OptionalInt.empty();
-                throw failure("accept", st);
-            }
-        }
+    /** Waits until {@code fd} is readable; false when {@code stopFd} fired and {@code fd} has nothing to read. */
+    private static boolean awaitReadable(int fd, int stopFd) {
+        int ready = pollReadable(fd, stopFd);
+        return (ready & 1) != 0;
     }
 
     /**
-     * Fills {@code buf} from {@code fd}; returns the bytes read, which is less than asked only when the peer closed
-     * the connection first.
+     * Fills {@code buf} from {@code fd}; returns the bytes read, less than asked when the peer closed the
+     * connection or {@code stopFd} fired while no more data was there.
      */
-    public static long readFully(int fd, MemorySegment buf) {
+    public static long readFully(int fd, MemorySegment buf, int stopFd) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment st = a.allocate(socket_h.CALL_STATE);
             long done = 0;
             while (done < buf.byteSize()) {
-                long n = socket_h.recv(st, fd, buf.asSlice(done), buf.byteSize() - done, 0);
+                long n = socket_h.recv(st, fd, buf.asSlice(done), buf.byteSize() - done, socket_h.MSG_DONTWAIT());
                 if (n == 0) break;
-                if (n < 0) {
-                    if (socket_h.errno(st) == Syscalls.EINTR) continue;
-                    throw failure("recv", st);
+                if (n > 0) {
+                    done += n;
+                    continue;
                 }
-                done += n;
+                int e = socket_h.errno(st);
+                if (e == Syscalls.EINTR) continue;
+                if (e != Syscalls.EAGAIN) throw failure("recv", st);
+                if (!awaitReadable(fd, stopFd)) break;
             }
             return done;
         }
@@ -130,10 +87,10 @@ public final class UnixSockets {
 
     /**
      * Receives one message of one byte and the fds that came with it (SCM_RIGHTS, close-on-exec), at most
-     * {@code max}. Returns null when the peer closed the connection first. A truncated fd list fails after
-     * closing the fds that did arrive.
+     * {@code max}. Returns null when the peer closed the connection or {@code stopFd} fired first. A truncated
+     * fd list fails after closing the fds that did arrive.
      */
-    public static int[] receiveFds(int fd, int max) {
+    public static int[] receiveFds(int fd, int max, int stopFd) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment st = a.allocate(socket_h.CALL_STATE);
             MemorySegment data = a.allocate(1);
@@ -146,12 +103,16 @@ public final class UnixSockets {
             msghdr.msg_iov(msg, iov);
             msghdr.msg_iovlen(msg, 1);
             msghdr.msg_control(msg, control);
-            msghdr.msg_controllen(msg, controlBytes);
             long n;
-            do {
-                n = socket_h.recvmsg(st, fd, msg, socket_h.MSG_CMSG_CLOEXEC());
-            } while (n < 0 && socket_h.errno(st) == Syscalls.EINTR);
-            if (n < 0) throw failure("recvmsg", st);
+            while (true) {
+                msghdr.msg_controllen(msg, controlBytes);
+                n = socket_h.recvmsg(st, fd, msg, socket_h.MSG_CMSG_CLOEXEC() | socket_h.MSG_DONTWAIT());
+                if (n >= 0) break;
+                int e = socket_h.errno(st);
+                if (e == Syscalls.EINTR) continue;
+                if (e != Syscalls.EAGAIN) throw failure("recvmsg", st);
+                if (!awaitReadable(fd, stopFd)) return null;
+            }
             int[] fds = fdsIn(control, msghdr.msg_controllen(msg));
             if (n == 0 && fds.length == 0) return null;
             if ((msghdr.msg_flags(msg) & socket_h.MSG_CTRUNC()) != 0) {
@@ -175,20 +136,7 @@ public final class UnixSockets {
         return fds;
     }
 
-    /** The pid of the process at the other end of a connected socket, in this process's pid namespace. */
-    public static int peerPid(int fd) {
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment st = a.allocate(socket_h.CALL_STATE);
-            MemorySegment cred = ucred.allocate(a);
-            MemorySegment len = a.allocateFrom(JAVA_INT, (int) ucred.sizeof());
-            if (socket_h.getsockopt(st, fd, socket_h.SOL_SOCKET(), socket_h.SO_PEERCRED(), cred, len) < 0) {
-                throw failure("getsockopt SO_PEERCRED", st);
-            }
-            return ucred.pid(cred);
-        }
-    }
-
-    /** Blocks until one of {@code fds} is readable; returns a mask with bit i set for each readable fds[i]. */
+    /** Blocks until one of {@code fds} is readable (or hung up); returns a mask with bit i set for each ready fds[i]. */
     public static int pollReadable(int... fds) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment st = a.allocate(socket_h.CALL_STATE);
@@ -218,7 +166,7 @@ public final class UnixSockets {
         }
     }
 
-    /** Makes an eventfd readable. */
+    /** Makes an eventfd readable (for good: nobody reads it). */
     public static void signal(int eventFd) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment st = a.allocate(socket_h.CALL_STATE);

@@ -118,7 +118,7 @@ public final class BoThroughputBenchmark {
         for (PlainCopy.GpuBos g : gpus) checkPages(baselineDir.resolve(g.fileName()), g);
 
         List<String> planErrors = new ArrayList<>();
-        try (RestorePlan plan = RestorePlan.build(images, topology, Map.of(), planErrors::add);
+        try (RestorePlan plan = RestorePlan.build(images, topology, Map.of(), planErrors::add, file -> 0);
              BoRefiller refiller = new BoRefiller(sys, images.dir(), cap)) {
             if (!planErrors.isEmpty()) throw new IllegalStateException("restore plan: " + planErrors);
             CriuKfd image = plan.kfds().get(FILE_ID);

@@ -1,9 +1,7 @@
 package dev.criugpu.amdgpu.restore;
 
 import dev.criugpu.amdgpu.AmdgpuPlugin;
-import dev.criugpu.amdgpu.bindings.gpu_plan;
 import dev.criugpu.amdgpu.images.AmdgpuImages;
-import dev.criugpu.amdgpu.sys.UnixSockets;
 import dev.criugpu.amdgpu.testing.KfdSimulator;
 import dev.criugpu.amdgpu.testing.SimulatedCriu;
 import dev.criugpu.amdgpu.testing.SimulatedGpuProcess;
@@ -38,7 +36,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class RefillFailureTest {
     private static final int SIGKILL = 9;
-    private static final int ECONNREFUSED = 111;
+    private static final int EBADF = 9;
 
     @TempDir
     Path dir;
@@ -122,54 +120,72 @@ class RefillFailureTest {
         assertFalse(criu.hasChildExecutor(), "nothing registered for criu's children");
     }
 
-    @Test
-    void refillSocketClosedMidTransferIsNamedAndItsFdsClosed() throws Exception {
-        Path images = dumped();
+    /** A session over the dumped images with this test's channels, its server running. */
+    private record Session(RestorePlan plan, RefillChannels channels, RefillSession refill) implements AutoCloseable {
+        @Override
+        public void close() {
+            refill.close();
+            channels.close();
+            plan.close();
+        }
+    }
+
+    private Session session(Path images) {
         Topology here = new SysfsTopologyReader(SimulatedGpuProcess.topology(dir.resolve("here"), 0x2001, 0x2002, true))
                 .read("Local");
-        try (RestorePlan plan = RestorePlan.build(new AmdgpuImages(images), here, Map.of(), e -> { });
-             RefillSession session = new RefillSession(plan, new BoRefiller(KfdSimulator.syscalls(), images, 0),
-                     "criu-java-gpu-test/" + System.nanoTime())) {
-            session.start();
-            UnixSockets.Address a = addressOf(plan);
-            int magic = RefillProtocol.MAGIC;
-            assertEquals(0, KfdSimulator.sendPartialRefill(a.bytes(), a.length(), magic, 5, 4, new int[0], 0, 8));
-            int probe = KfdSimulator.syscalls().open("/dev/dri/renderD200", 2); // a memfd named kfdsim-render-200
-            assertEquals(0, KfdSimulator.sendPartialRefill(a.bytes(), a.length(), magic, 5, 4, new int[]{probe}, 1, 16));
-            KfdSimulator.syscalls().close(probe);
+        var host = SimulatedHost.create(dir, dir, Map.of());
+        RefillChannels channels = new RefillChannels(Fdstore.of(host.fdstoreAdd()));
+        RestorePlan plan = RestorePlan.build(new AmdgpuImages(images), here, Map.of(), e -> { }, channels::fdstoreIdFor);
+        RefillSession refill = new RefillSession(plan, new BoRefiller(KfdSimulator.syscalls(), images, 0), channels);
+        refill.start();
+        return new Session(plan, channels, refill);
+    }
 
-            RefillSession.Outcome outcome = session.finish();
+    @Test
+    void refillRequestCutInItsHeadIsNamedAgainstTheImagesTask() throws Exception {
+        try (Session s = session(dumped())) {
+            assertEquals(0, KfdSimulator.sendPartialRefill(0, RefillProtocol.MAGIC, 5, 4, new int[0], 0, 8));
+            RefillSession.Outcome outcome = s.refill().finish();
+            assertEquals(Map.of(4242, List.of("amdgpu-kfd-5.img: refill request ended after 8 of 16 head bytes")),
+                    outcome.failuresByTask(), "the image's pid: criu restores the task with it");
+        }
+    }
+
+    @Test
+    void refillRequestEndingAfterSomeFdsIsNamedAndItsFdsClosed() throws Exception {
+        try (Session s = session(dumped())) {
+            int probe = KfdSimulator.syscalls().open("/dev/dri/renderD200", 2); // a memfd named kfdsim-render-200
+            assertEquals(0, KfdSimulator.sendPartialRefill(0, RefillProtocol.MAGIC, 5, 4, new int[]{probe}, 1, 16));
+            KfdSimulator.syscalls().close(probe);
+            RefillSession.Outcome outcome = s.refill().finish();
             int pid = KfdSimulator.pid();
-            assertEquals(List.of("pid " + pid + " closed the refill socket after 8 of 16 head bytes",
-                    "pid " + pid + " amdgpu-kfd-5.img: closed the refill socket after 1 of 4 dma-buf fds"),
-                    outcome.failuresByPid().get(pid));
-            assertEquals(List.of("no restored task sent the dma-bufs of amdgpu-kfd-5.img"), outcome.unattributed());
+            assertEquals(Map.of(pid, List.of("amdgpu-kfd-5.img: refill request from pid " + pid
+                    + " ended after 1 of 4 dma-buf fds")), outcome.failuresByTask());
             assertFalse(openFds().anyMatch(l -> l.contains("kfdsim-render-200")), "the received fd was closed");
         }
     }
 
     @Test
-    void unreachableRefillSocketFailsTheTasksRestore() throws IOException {
-        Path images = dumped();
-        Topology here = new SysfsTopologyReader(SimulatedGpuProcess.topology(dir.resolve("here"), 0x2001, 0x2002, true))
-                .read("Local");
-        try (RestorePlan plan = RestorePlan.build(new AmdgpuImages(images), here, Map.of(), e -> { })) {
-            plan.refillSocket(UnixSockets.Address.abstractName("criu-java-gpu-test/nobody-listens/" + System.nanoTime()));
-            ChildExecutor executor = ChildExecutor.load(SimulatedHost.create(dir, dir, Map.of()).executorLibrary(),
-                    SimulatedHost.create(dir, dir, Map.of()).childCalls(), plan);
-            KfdSimulator.Task task = KfdSimulator.spawnRestore(executor.restoreExtFile(), executor.context(),
-                    SimulatedGpuProcess.KFD_FILE);
-            assertEquals(-ECONNREFUSED, task.result());
-            assertEquals(SIGKILL, task.reap(true));
-            executor.close();
+    void noRequestAtAllIsNamedAgainstTheImagesTask() throws Exception {
+        try (Session s = session(dumped())) {
+            assertEquals(Map.of(4242, List.of("no restored task sent the dma-bufs of amdgpu-kfd-5.img")),
+                    s.refill().finish().failuresByTask());
         }
     }
 
-    private static UnixSockets.Address addressOf(RestorePlan plan) {
-        var p = plan.address();
-        int len = gpu_plan.socket_len(p);
-        return new UnixSockets.Address(gpu_plan.socket(p)
-                .toArray(java.lang.foreign.ValueLayout.JAVA_BYTE), len);
+    @Test
+    void missingRefillChannelFailsTheTasksRestore() throws IOException {
+        Path images = dumped();
+        Topology here = new SysfsTopologyReader(SimulatedGpuProcess.topology(dir.resolve("here"), 0x2001, 0x2002, true))
+                .read("Local");
+        var host = SimulatedHost.create(dir, dir, Map.of());
+        try (RestorePlan plan = RestorePlan.build(new AmdgpuImages(images), here, Map.of(), e -> { }, file -> 63);
+             ChildExecutor executor = ChildExecutor.load(host.executorLibrary(), host.childCalls(), plan)) {
+            KfdSimulator.Task task = KfdSimulator.spawnRestore(executor.restoreExtFile(), executor.context(),
+                    SimulatedGpuProcess.KFD_FILE);
+            assertEquals(-EBADF, task.result(), "fdstore_get of an id criu never stored");
+            assertEquals(SIGKILL, task.reap(true));
+        }
     }
 
     private static java.util.stream.Stream<String> openFds() throws IOException {

@@ -28,7 +28,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.OptionalInt;
 import java.util.Random;
 
 import static dev.criugpu.amdgpu.testing.SimulatedGpuProcess.DOORBELL;
@@ -64,13 +63,14 @@ class RestoreExecutorTest {
 
     @AfterEach
     void tearDown() {
+        channels.close();
         KfdSimulator.reset();
     }
 
-    private RestorePlan plan(UnixSockets.Address refill) {
-        RestorePlan plan = RestorePlan.build(new AmdgpuImages(images), here, Map.of(), e -> { });
-        plan.refillSocket(refill);
-        return plan;
+    private final RefillChannels channels = new RefillChannels(Fdstore.of(host.fdstoreAdd()));
+
+    private RestorePlan plan() {
+        return RestorePlan.build(new AmdgpuImages(images), here, Map.of(), e -> { }, channels::fdstoreIdFor);
     }
 
     /** Every BO mapping of the image as criu would ask, plus a mapping of another driver, a moved offset, "//". */
@@ -115,16 +115,19 @@ class RestoreExecutorTest {
 
     @Test
     void nativeExecutorInAForkedTaskAndTheJavaReferenceGiveTheSameResult() {
-        UnixSockets.Address refill = UnixSockets.Address.abstractName("criu-java-gpu-test/reference/" + System.nanoTime());
-        int listen = UnixSockets.listen(refill);
-        try (RestorePlan forC = plan(refill); RestorePlan forJava = plan(refill);
+        RefillChannels forJavaChannels = new RefillChannels(Fdstore.of(host.fdstoreAdd()));
+        int stop = UnixSockets.eventFd();
+        try (RestorePlan forC = plan();
+             RestorePlan forJava = RestorePlan.build(new AmdgpuImages(images), here, Map.of(), e -> { },
+                     forJavaChannels::fdstoreIdFor);
              ChildExecutor c = ChildExecutor.load(host.executorLibrary(), host.childCalls(), forC)) {
             int[] ids = {6, 5, 77}; // the render node before its KFD file, then a file that is not ours
             List<VmaQuery> queries = queries(forC.kfds().get(5));
 
             // The C executor runs in a forked task; the Java reference then runs here from the same KFD state.
             String fromC = KfdSimulator.reportChild(c.restoreExtFile(), c.updateVmaMap(), c.context(), ids, queries);
-            String fromJava = javaReport(new JavaPlanExecutor(forJava.address(), KfdSimulator.syscalls(), 100), ids, queries);
+            String fromJava = javaReport(new JavaPlanExecutor(forJava.address(), KfdSimulator.syscalls(), 100,
+                    host.childCalls().fdstoreGet()), ids, queries);
             assertEquals(fromJava, fromC);
 
             assertTrue(fromC.startsWith("file 6: kfdsim-render-128\nfile 5: kfdsim-kfd\nfile 77: error -95\n"), fromC);
@@ -135,28 +138,27 @@ class RestoreExecutorTest {
             assertTrue(fromC.lines().anyMatch(l -> l.startsWith("vma //dev//dri/renderD129") && l.endsWith("kfdsim-render-129")),
                     "criu's doubled slashes are collapsed:\n" + fromC);
 
-            // Both sent the same refill request.
-            List<RefillRequest> sent = new ArrayList<>();
-            for (OptionalInt conn = UnixSockets.accept(listen); conn.isPresent(); conn = UnixSockets.accept(listen)) {
-                sent.add(RefillRequestReader.read(conn.getAsInt()));
-                UnixSockets.close(conn.getAsInt());
-            }
-            assertEquals(2, sent.size());
-            for (RefillRequest r : sent) {
+            // Both sent the same refill request, each on its plan's channel, with its own pid.
+            UnixSockets.signal(stop); // everything was sent: a read must not wait for more
+            RefillRequest fromTask = RefillRequestReader.read(channels.mainEnds().get(5), 5, stop);
+            RefillRequest fromReference = RefillRequestReader.read(forJavaChannels.mainEnds().get(5), 5, stop);
+            assertTrue(fromTask.taskPid() != KfdSimulator.pid() && fromReference.taskPid() == KfdSimulator.pid(),
+                    "the forked task put its own pid");
+            for (RefillRequest r : List.of(fromTask, fromReference)) {
                 assertEquals(5, r.fileId());
                 assertArrayEquals(new int[]{0, 1, 2, 5}, r.boIndices());
                 for (int fd : r.fds()) assertTrue(describe(fd).startsWith("kfdsim-bo"), describe(fd));
                 UnixSockets.closeAll(r.fds());
             }
         } finally {
-            UnixSockets.close(listen);
+            forJavaChannels.close();
+            UnixSockets.close(stop);
         }
     }
 
     @Test
     void kfdWithoutCriuSupportFailsInTheTaskWithOneLineAndKeepsNoFd() throws Throwable {
-        UnixSockets.Address nobody = UnixSockets.Address.abstractName("criu-java-gpu-test/unused/" + System.nanoTime());
-        try (RestorePlan plan = plan(nobody);
+        try (RestorePlan plan = plan();
              ChildExecutor c = ChildExecutor.load(host.executorLibrary(), host.childCalls(), plan)) {
             KfdSimulator.setVersionMinor(7);
             int logged = KfdSimulator.logLines();
@@ -186,7 +188,7 @@ class RestoreExecutorTest {
         t.connect(PCIE, 0, 1).connect(PCIE, 0, 2);
         Topology other = new SysfsTopologyReader(t.write(dir.resolve("other"))).read("Local");
         CriuException e = assertThrows(CriuException.class,
-                () -> RestorePlan.build(new AmdgpuImages(images), other, Map.of(), x -> { }));
+                () -> RestorePlan.build(new AmdgpuImages(images), other, Map.of(), x -> { }, file -> 0));
         assertTrue(e.getMessage().startsWith("amdgpu-kfd-5.img: "), e.getMessage());
         assertFalse(e.getMessage().isBlank());
     }
@@ -194,8 +196,7 @@ class RestoreExecutorTest {
     @org.junit.jupiter.params.ParameterizedTest
     @org.junit.jupiter.params.provider.CsvSource({"100, KFD GET_VERSION", "3, KFD RESTORE of amdgpu-kfd-5.img"})
     void anIoctlFailingInTheTaskFailsItsProgramWithOneLineAndKeepsNoFd(int op, String step) throws Throwable {
-        UnixSockets.Address nobody = UnixSockets.Address.abstractName("criu-java-gpu-test/unused/" + System.nanoTime());
-        try (RestorePlan plan = plan(nobody);
+        try (RestorePlan plan = plan();
              ChildExecutor c = ChildExecutor.load(host.executorLibrary(), host.childCalls(), plan)) {
             var restore = Linker.nativeLinker().downcallHandle(c.restoreExtFile(),
                     FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));

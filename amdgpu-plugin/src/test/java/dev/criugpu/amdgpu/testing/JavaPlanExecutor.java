@@ -22,7 +22,6 @@ import java.util.HashMap;
 import java.util.Map;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
@@ -43,15 +42,17 @@ public final class JavaPlanExecutor {
 
     private final MemorySegment plan;
     private final Syscalls sys;
+    private final MethodHandle fdstoreGet;
     private final int firstHighFd;
     private final Map<Integer, Integer> slots = new HashMap<>();
     private final boolean[] enabled;
     private int fdNext = -1;
 
-    /** {@code firstHighFd}: what criu's find_unused_fd_pid answers for this task. */
-    public JavaPlanExecutor(MemorySegment plan, Syscalls sys, int firstHighFd) {
+    /** {@code firstHighFd}: what criu's find_unused_fd_pid answers for this task; {@code fdstoreGet}: criu's. */
+    public JavaPlanExecutor(MemorySegment plan, Syscalls sys, int firstHighFd, MemorySegment fdstoreGet) {
         this.plan = plan.reinterpret(gpu_plan.sizeof());
         this.sys = sys;
+        this.fdstoreGet = LINKER.downcallHandle(fdstoreGet, FunctionDescriptor.of(JAVA_INT, JAVA_INT));
         this.firstHighFd = firstHighFd;
         this.enabled = new boolean[gpu_plan.num_vmas(this.plan)];
     }
@@ -111,6 +112,9 @@ public final class JavaPlanExecutor {
                     if (v < (arg & 0xffffffffL) || v > (arg >>> 32)) return -ENOTSUP;
                 } else if (op == gpu_plan_h.GPU_PLAN_PUT_FD()) {
                     gpu_plan_step.buf(s).reinterpret(Long.MAX_VALUE).set(JAVA_INT, gpu_plan_step.arg2(s), slots.get(slot));
+                } else if (op == gpu_plan_h.GPU_PLAN_PUT_PID()) {
+                    gpu_plan_step.buf(s).reinterpret(Long.MAX_VALUE).set(JAVA_INT, gpu_plan_step.arg2(s),
+                            (int) ProcessHandle.current().pid());
                 } else if (op == gpu_plan_h.GPU_PLAN_SEND_FDS()) {
                     sendFds(s);
                 } else if (op == gpu_plan_h.GPU_PLAN_ENABLE_VMAS()) {
@@ -135,8 +139,13 @@ public final class JavaPlanExecutor {
         int n = (int) gpu_plan_step.arg2(s);
         int[] fds = new int[n];
         for (int i = 0; i < n; i++) fds[i] = fdBuf.get(JAVA_INT, offsets.getAtIndex(JAVA_LONG, i));
-        byte[] addr = gpu_plan.socket(plan).toArray(JAVA_BYTE);
-        int sk = UnixSockets.connect(new UnixSockets.Address(addr, gpu_plan.socket_len(plan)));
+        int sk;
+        try {
+            sk = (int) fdstoreGet.invokeExact((int) gpu_plan_step.arg(s));
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        if (sk < 0) throw new SyscallException(EBADF, "fdstore_get");
         try (Arena a = Arena.ofConfined()) {
             UnixSockets.sendAll(sk, gpu_plan_step.buf(s).reinterpret(gpu_plan_step.len(s)));
             for (int fd : fds) {

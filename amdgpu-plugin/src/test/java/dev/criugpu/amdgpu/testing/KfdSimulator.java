@@ -47,7 +47,8 @@ public final class KfdSimulator {
             FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT, ADDRESS));
     private static final MethodHandle REAP = fn("kfdsim_reap", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
     private static final MethodHandle SEND_PARTIAL_REFILL = fn("kfdsim_send_partial_refill", FunctionDescriptor.of(JAVA_INT,
-            ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+            JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+    private static final MethodHandle FDSTORE_GET = fn("kfdsim_fdstore_get", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
 
     private static final MethodHandle REPORT_CHILD = fn("kfdsim_report_child", FunctionDescriptor.of(JAVA_INT, ADDRESS,
             ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
@@ -232,16 +233,16 @@ public final class KfdSimulator {
     }
 
     /**
-     * A refill peer that hangs up early: a head of {@code headBytes} bytes announcing {@code announced} fds, then
-     * only the first {@code sent} of {@code fds}. Returns 0 or -errno.
+     * A refill peer that stops part way, on the socket criu's fdstore (the simulated one) holds as {@code fdstoreId}:
+     * a head of {@code headBytes} bytes announcing {@code announced} fds, then only the first {@code sent} of
+     * {@code fds}. Returns 0 or -errno.
      */
-    public static int sendPartialRefill(byte[] address, int addressLength, int magic, int fileId, int announced,
-                                        int[] fds, int sent, int headBytes) {
+    public static int sendPartialRefill(int fdstoreId, int magic, int fileId, int announced, int[] fds, int sent,
+                                        int headBytes) {
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment addr = a.allocateFrom(ValueLayout.JAVA_BYTE, address);
+            int sk = check(callInt(() -> (int) FDSTORE_GET.invokeExact(fdstoreId)), "fdstore_get");
             MemorySegment f = a.allocateFrom(JAVA_INT, fds.length == 0 ? new int[1] : fds);
-            return callInt(() -> (int) SEND_PARTIAL_REFILL.invokeExact(addr, addressLength, magic, fileId, announced, f,
-                    sent, headBytes));
+            return callInt(() -> (int) SEND_PARTIAL_REFILL.invokeExact(sk, magic, fileId, announced, f, sent, headBytes));
         }
     }
 

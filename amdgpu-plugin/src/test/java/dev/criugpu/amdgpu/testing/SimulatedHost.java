@@ -21,9 +21,11 @@ public final class SimulatedHost {
     public static AmdgpuHost create(Path topologyRoot, Path dir, Map<String, String> env) {
         ChildExecutor.Calls calls = new ChildExecutor.Calls(KfdSimulator.symbol("kfdsim_open"),
                 KfdSimulator.symbol("kfdsim_close"), KfdSimulator.symbol("kfdsim_ioctl"),
-                KfdSimulator.symbol("kfdsim_find_unused_fd"), KfdSimulator.symbol("kfdsim_log"));
+                KfdSimulator.symbol("kfdsim_find_unused_fd"), KfdSimulator.symbol("kfdsim_log"),
+                KfdSimulator.symbol("kfdsim_fdstore_get"));
         return new AmdgpuHost(KfdSimulator.syscalls(), topologyRoot,
                 new DeviceClassifier(OptionalLong.of(KFD_RDEV), OptionalLong.of(FIRST_RENDER_RDEV)),
-                dir.resolve("no-hsakmt-shm"), env, NativeTestPrograms.path("libcriugpu_plan.so"), calls);
+                dir.resolve("no-hsakmt-shm"), env, NativeTestPrograms.path("libcriugpu_plan.so"), calls,
+                KfdSimulator.symbol("kfdsim_fdstore_add"));
     }
 }
