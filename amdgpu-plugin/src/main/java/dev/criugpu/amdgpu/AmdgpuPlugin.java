@@ -3,6 +3,8 @@ package dev.criugpu.amdgpu;
 import dev.criugpu.amdgpu.bindings.stat;
 import dev.criugpu.amdgpu.dump.AmdgpuDumpSession;
 import dev.criugpu.amdgpu.restore.AmdgpuRestoreSession;
+import dev.criugpu.amdgpu.sys.Syscalls;
+import dev.criugpu.amdgpu.topology.SysfsTopologyReader;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.CriuPlugin;
 import dev.criugpu.api.CriuServices;
@@ -16,10 +18,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.lang.foreign.MemorySegment;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.EnumSet;
-import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
@@ -106,9 +106,6 @@ public final class AmdgpuPlugin implements CriuPlugin {
 
     @Override
     public Diagnosis diagnose() {
-        Path kfd = Path.of("/dev/kfd");
-        return Files.exists(kfd)
-                ? Diagnosis.enabled(NAME, "AMD KFD present (" + kfd + ")", List.of())
-                : Diagnosis.disabled(NAME, "no AMD GPU: " + kfd + " is absent", List.of());
+        return AmdgpuDiagnosis.run(Syscalls.libc(), SysfsTopologyReader.DEFAULT_ROOT);
     }
 }
