@@ -1,7 +1,6 @@
 package dev.criugpu.amdgpu.restore;
 
 import dev.criugpu.amdgpu.images.AmdgpuImages;
-import dev.criugpu.amdgpu.bindings.gpu_plan;
 import dev.criugpu.amdgpu.images.DeviceEntries;
 import dev.criugpu.amdgpu.images.proto.CriuKfd;
 import dev.criugpu.amdgpu.topology.GpuMapping;
@@ -62,8 +61,6 @@ public final class RestorePlan implements AutoCloseable {
         return renderMinor(local, actualGpuId);
     }
 
-
-
     /** Address of the plan, for the executor. */
     public MemorySegment address() {
         return plan;
@@ -72,10 +69,6 @@ public final class RestorePlan implements AutoCloseable {
     /** GPU map per KFD file id. */
     public Map<Integer, GpuMapping> mappings() {
         return mappings;
-    }
-
-    public boolean isEmpty() {
-        return gpu_plan.num_programs(plan) == 0;
     }
 
     @Override

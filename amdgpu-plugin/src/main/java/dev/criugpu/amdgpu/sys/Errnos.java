@@ -3,7 +3,6 @@ package dev.criugpu.amdgpu.sys;
 /** Names for the errno values device calls report, for one-line messages. */
 public final class Errnos {
     public static final int EMSGSIZE = 90;
-    public static final int ECONNABORTED = 103;
 
     private Errnos() {
     }
