@@ -4,9 +4,7 @@ import dev.criugpu.amdgpu.images.ImageNames;
 import dev.criugpu.amdgpu.images.PagesFileWriter;
 import dev.criugpu.amdgpu.kfd.BoBucket;
 import dev.criugpu.amdgpu.kfd.KfdCheckpoint;
-import dev.criugpu.amdgpu.sdma.AmdgpuDevice;
 import dev.criugpu.amdgpu.sdma.SdmaCopier;
-import dev.criugpu.amdgpu.sdma.SdmaLinearCopy;
 import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.amdgpu.topology.KfdNode;
 import dev.criugpu.amdgpu.topology.NodeProperty;
@@ -135,28 +133,28 @@ public final class BoContentDumper {
         }
 
         private void copyAll(PagesFileWriter out, long bufferBytes) {
-            int fd = sys.open("/dev/dri/renderD" + renderMinor, Syscalls.O_RDWR | Syscalls.O_CLOEXEC);
-            try (AmdgpuDevice dev = AmdgpuDevice.open(fd);
-                 SdmaCopier copier = new SdmaCopier(dev, bufferBytes, SdmaLinearCopy.CountEncoding.BYTES)) {
-                for (int i = 0; i < bos.size(); i++) {
-                    BoBucket bo = bos.get(i);
-                    if (!bo.hasDmabuf()) {
-                        throw new CriuException(Errno.EINVAL, String.format("%s: BO %d at 0x%x on GPU 0x%04x has no"
-                                + " dma-buf fd from CHECKPOINT", fileName, i, bo.addr(), userGpuId));
-                    }
-                    try {
-                        copier.read(bo.dmabufFd(), bo.size(), out);
-                    } catch (CriuException e) {
-                        throw new CriuException(e.errno(), String.format("%s: copy of BO %d at 0x%x (%d bytes) on GPU"
-                                + " 0x%04x (renderD%d) failed: %s", fileName, i, bo.addr(), bo.size(), userGpuId,
-                                renderMinor, e.getMessage()), e);
-                    }
-                }
+            try {
+                SdmaCopier.onRenderNode(sys, renderMinor, bufferBytes, copier -> copyAll(out, copier));
             } catch (CriuException e) {
                 if (e.getMessage().startsWith(fileName)) throw e;
                 throw new CriuException(e.errno(), gpu() + ": " + e.getMessage(), e);
-            } finally {
-                sys.close(fd);
+            }
+        }
+
+        private void copyAll(PagesFileWriter out, SdmaCopier copier) {
+            for (int i = 0; i < bos.size(); i++) {
+                BoBucket bo = bos.get(i);
+                if (!bo.hasDmabuf()) {
+                    throw new CriuException(Errno.EINVAL, String.format("%s: BO %d at 0x%x on GPU 0x%04x has no"
+                            + " dma-buf fd from CHECKPOINT", fileName, i, bo.addr(), userGpuId));
+                }
+                try {
+                    copier.read(bo.dmabufFd(), bo.size(), out);
+                } catch (CriuException e) {
+                    throw new CriuException(e.errno(), String.format("%s: copy of BO %d at 0x%x (%d bytes) on GPU"
+                            + " 0x%04x (renderD%d) failed: %s", fileName, i, bo.addr(), bo.size(), userGpuId,
+                            renderMinor, e.getMessage()), e);
+                }
             }
         }
     }

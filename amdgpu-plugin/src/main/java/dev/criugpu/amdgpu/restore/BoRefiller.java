@@ -6,9 +6,7 @@ import dev.criugpu.amdgpu.images.proto.CriuKfd;
 import dev.criugpu.amdgpu.images.proto.KfdBoEntry;
 import dev.criugpu.amdgpu.images.proto.KfdDeviceEntry;
 import dev.criugpu.amdgpu.kfd.BoBucket;
-import dev.criugpu.amdgpu.sdma.AmdgpuDevice;
 import dev.criugpu.amdgpu.sdma.SdmaCopier;
-import dev.criugpu.amdgpu.sdma.SdmaLinearCopy;
 import dev.criugpu.amdgpu.dump.MaxBufferSize;
 import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.amdgpu.sys.UnixSockets;
@@ -92,10 +90,7 @@ public final class BoRefiller implements AutoCloseable {
         try (PagesFileReader in = new PagesFileReader(imagesDir, pages, total)) {
             if (fills.isEmpty()) return;
             long largest = fills.stream().mapToLong(f -> f.bo().getSize()).max().orElse(0);
-            int fd = sys.open("/dev/dri/renderD" + minor, Syscalls.O_RDWR | Syscalls.O_CLOEXEC);
-            try (AmdgpuDevice dev = AmdgpuDevice.open(fd);
-                 SdmaCopier copier = new SdmaCopier(dev, MaxBufferSize.bufferFor(maxBufferSize, largest),
-                         SdmaLinearCopy.CountEncoding.BYTES)) {
+            SdmaCopier.onRenderNode(sys, minor, MaxBufferSize.bufferFor(maxBufferSize, largest), copier -> {
                 for (Fill f : fills) {
                     try {
                         copier.write(f.fd(), f.bo().getSize(), in, f.payloadOffset());
@@ -105,9 +100,7 @@ public final class BoRefiller implements AutoCloseable {
                                 e.getMessage()), e);
                     }
                 }
-            } finally {
-                sys.close(fd);
-            }
+            });
         } catch (CriuException e) {
             if (e.getMessage().startsWith(pages)) throw e;
             throw new CriuException(e.errno(), pages + ": " + gpu + ": " + e.getMessage(), e);

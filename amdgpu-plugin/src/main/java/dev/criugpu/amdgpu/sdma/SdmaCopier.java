@@ -8,6 +8,7 @@ import dev.criugpu.amdgpu.bindings.amdgpu_cs_request;
 import dev.criugpu.amdgpu.bindings.amdgpu_h;
 import dev.criugpu.amdgpu.images.PagesFileReader;
 import dev.criugpu.amdgpu.images.PagesFileWriter;
+import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
 
@@ -15,6 +16,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.function.Consumer;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -46,6 +48,20 @@ public final class SdmaCopier implements AutoCloseable {
 
     public long bufferBytes() {
         return host.byteSize();
+    }
+
+    /**
+     * Opens render node {@code renderMinor} in this process, a libdrm device and a copier with a bounce buffer of
+     * {@code bufferBytes} on it, runs {@code work}, and tears all of it down again on every path.
+     */
+    public static void onRenderNode(Syscalls sys, int renderMinor, long bufferBytes, Consumer<SdmaCopier> work) {
+        int fd = sys.open("/dev/dri/renderD" + renderMinor, Syscalls.O_RDWR | Syscalls.O_CLOEXEC);
+        try (AmdgpuDevice dev = AmdgpuDevice.open(fd);
+             SdmaCopier copier = new SdmaCopier(dev, bufferBytes, SdmaLinearCopy.CountEncoding.BYTES)) {
+            work.accept(copier);
+        } finally {
+            sys.close(fd);
+        }
     }
 
     /** Appends the {@code size} bytes of the BO behind {@code dmabufFd} to {@code out}. */
