@@ -34,11 +34,7 @@ final class AmdgpuDiagnosis {
         List<String> details = new ArrayList<>();
         try {
             int v = new KfdFile(sys, fd).version();
-            int major = v >>> 16;
-            int minor = v & 0xFFFF;
-            boolean criu = major == KfdFile.REQUIRED_MAJOR && minor >= KfdFile.MIN_MINOR;
-            details.add("KFD ioctl API " + major + "." + minor + (criu ? "" : " — lacks CRIU support (needs "
-                    + KfdFile.REQUIRED_MAJOR + "." + KfdFile.MIN_MINOR + " or newer): dumps of GPU processes will fail"));
+            details.add(KfdFile.describe(v) + (KfdFile.supportsCriu(v) ? "" : ": dumps of GPU processes will fail"));
         } catch (CriuException e) {
             details.add("cannot ask /dev/kfd its version: " + e.getMessage());
         } finally {

@@ -41,7 +41,7 @@ class AmdgpuDiagnosisTest {
     void kfdWithoutCriuSupportIsCalledOut() {
         KfdSimulator.setVersionMinor(7);
         Diagnosis d = AmdgpuDiagnosis.run(KfdSimulator.syscalls(), dir.resolve("no-topology"));
-        assertTrue(d.details().getFirst().startsWith("KFD ioctl API 1.7 — lacks CRIU support (needs 1.8 or newer)"),
+        assertTrue(d.details().getFirst().startsWith("KFD ioctl API 1.7 lacks CRIU support (need 1.8 or newer)"),
                 d.details().toString());
         assertTrue(d.details().get(1).startsWith("cannot read the KFD topology: "), d.details().toString());
     }

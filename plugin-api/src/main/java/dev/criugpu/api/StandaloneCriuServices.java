@@ -39,9 +39,4 @@ public final class StandaloneCriuServices implements CriuServices {
     @Override public InventoryClaim inventoryClaim() { return InventoryClaim.NONE; }
     @Override public boolean setCompelInterruptOnlyMode() { return false; }
     @Override public Optional<MemorySegment> criuFunction(String name) { return Optional.empty(); }
-
-    @Override
-    public boolean setChildExecutor(MemorySegment ctx, MemorySegment restoreExtFile, MemorySegment updateVmaMap) {
-        return false;
-    }
 }

@@ -11,7 +11,6 @@ import dev.criugpu.amdgpu.kfd.KfdCheckpoint;
 import dev.criugpu.amdgpu.kfd.KfdFile;
 import dev.criugpu.amdgpu.kfd.ProcessInfo;
 import dev.criugpu.amdgpu.sys.Syscalls;
-import dev.criugpu.amdgpu.topology.KfdNode;
 import dev.criugpu.amdgpu.topology.Topology;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
@@ -65,8 +64,11 @@ public final class KfdFileDumper {
         try {
             KfdCheckpoint cp = kfd.checkpoint(info);
             try {
-                CriuKfd image = toImage(info, cp);
-                contents.dump(fileId, cp, topology.onlyGpus(usedGpus(cp)), checkpointMaps);
+                Map<Integer, Integer> toUser = userGpuIds(info, cp);
+                // Only the GPUs the process uses go into the image (upstream v4.2 fails on a visible unused GPU, #2723).
+                Topology used = topology.onlyGpus(toUser.keySet());
+                CriuKfd image = toImage(info, cp, used, toUser);
+                contents.dump(fileId, cp, used, checkpointMaps);
                 images.writeKfd(fileId, image);
                 return image;
             } finally {
@@ -85,12 +87,6 @@ public final class KfdFileDumper {
         }
     }
 
-    private static java.util.Set<Integer> usedGpus(KfdCheckpoint cp) {
-        java.util.Set<Integer> ids = new java.util.HashSet<>();
-        for (DeviceBucket d : cp.devices()) ids.add(d.actualGpuId());
-        return ids;
-    }
-
     private void checkVersion() {
         int fd = sys.open(KfdFile.DEVICE, Syscalls.O_RDONLY | Syscalls.O_CLOEXEC);
         try {
@@ -100,7 +96,8 @@ public final class KfdFileDumper {
         }
     }
 
-    private CriuKfd toImage(ProcessInfo info, KfdCheckpoint cp) {
+    /** actual → user gpu id of the process's GPUs, each of which must be in the topology; added to the maps. */
+    private Map<Integer, Integer> userGpuIds(ProcessInfo info, KfdCheckpoint cp) {
         Map<Integer, Integer> toUser = new HashMap<>();
         for (DeviceBucket d : cp.devices()) {
             if (topology.gpu(d.actualGpuId()).isEmpty()) {
@@ -110,8 +107,10 @@ public final class KfdFileDumper {
             toUser.put(d.actualGpuId(), d.userGpuId());
         }
         checkpointMaps.putAll(toUser);
-        // Only the GPUs the process uses go into the image (upstream v4.2 fails on a visible unused GPU, #2723).
-        Topology used = topology.onlyGpus(toUser.keySet());
+        return toUser;
+    }
+
+    private CriuKfd toImage(ProcessInfo info, KfdCheckpoint cp, Topology used, Map<Integer, Integer> toUser) {
         CriuKfd.Builder b = CriuKfd.newBuilder()
                 .setPid(info.pid())
                 .setNumOfGpus(cp.devices().size())

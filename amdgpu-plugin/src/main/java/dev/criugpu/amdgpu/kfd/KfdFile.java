@@ -49,15 +49,21 @@ public final class KfdFile {
         }
     }
 
+    /** Whether the KFD ioctl API {@code major << 16 | minor} has CRIU support (1.x with x ≥ 8). */
+    public static boolean supportsCriu(int version) {
+        return version >>> 16 == REQUIRED_MAJOR && (version & 0xFFFF) >= MIN_MINOR;
+    }
+
+    /** "KFD ioctl API 1.7 lacks CRIU support (need 1.8 or newer)", or just the version when it has it. */
+    public static String describe(int version) {
+        String v = "KFD ioctl API " + (version >>> 16) + "." + (version & 0xFFFF);
+        return supportsCriu(version) ? v : v + " lacks CRIU support (need " + REQUIRED_MAJOR + "." + MIN_MINOR + " or newer)";
+    }
+
     /** Fails unless the KFD ioctl API is 1.x with x ≥ 8. */
     public void requireCriuSupport() {
         int v = version();
-        int major = v >>> 16;
-        int minor = v & 0xFFFF;
-        if (major != REQUIRED_MAJOR || minor < MIN_MINOR) {
-            throw new CriuException(Errno.ENOTSUP, "KFD ioctl API " + major + "." + minor + " lacks CRIU support (need "
-                    + REQUIRED_MAJOR + "." + MIN_MINOR + " or newer)");
-        }
+        if (!supportsCriu(v)) throw new CriuException(Errno.ENOTSUP, describe(v));
     }
 
     /** PROCESS_INFO: pauses the owner's queues and reports the sizes CHECKPOINT needs. */

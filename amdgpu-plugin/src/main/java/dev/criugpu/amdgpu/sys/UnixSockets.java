@@ -70,21 +70,6 @@ public final class UnixSockets {
         }
     }
 
-    /** Writes all of {@code buf} (test peers and tools). */
-    public static void sendAll(int fd, MemorySegment buf) {
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment st = a.allocate(socket_h.CALL_STATE);
-            for (long done = 0; done < buf.byteSize(); ) {
-                long n = socket_h.send(st, fd, buf.asSlice(done), buf.byteSize() - done, socket_h.MSG_NOSIGNAL());
-                if (n < 0) {
-                    if (socket_h.errno(st) == Syscalls.EINTR) continue;
-                    throw failure("send", st);
-                }
-                done += n;
-            }
-        }
-    }
-
     /**
      * Receives one message of one byte and the fds that came with it (SCM_RIGHTS, close-on-exec), at most
      * {@code max}. Returns null when the peer closed the connection or {@code stopFd} fired first. A truncated

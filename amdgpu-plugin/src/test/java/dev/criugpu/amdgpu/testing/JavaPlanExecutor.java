@@ -36,6 +36,8 @@ public final class JavaPlanExecutor {
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), Linker.Option.firstVariadicArg(2));
     private static final MethodHandle SENDMSG = LINKER.downcallHandle(LINKER.defaultLookup().find("sendmsg").orElseThrow(),
             FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle SEND = LINKER.downcallHandle(LINKER.defaultLookup().find("send").orElseThrow(),
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
     private static final int F_DUPFD_CLOEXEC = 1030;
     private static final int EBADF = 9;
     private static final int ENOTSUP = 95;
@@ -147,7 +149,12 @@ public final class JavaPlanExecutor {
         }
         if (sk < 0) throw new SyscallException(EBADF, "fdstore_get");
         try (Arena a = Arena.ofConfined()) {
-            UnixSockets.sendAll(sk, gpu_plan_step.buf(s).reinterpret(gpu_plan_step.len(s)));
+            MemorySegment message = gpu_plan_step.buf(s).reinterpret(gpu_plan_step.len(s));
+            for (long done = 0; done < message.byteSize(); ) {
+                long sent = (long) SEND.invokeExact(sk, message.asSlice(done), message.byteSize() - done, 0x4000);
+                if (sent < 0) throw new IllegalStateException("send");
+                done += sent;
+            }
             for (int fd : fds) {
                 MemorySegment byteBuf = a.allocate(1);
                 MemorySegment iov = iovec.allocate(a);
