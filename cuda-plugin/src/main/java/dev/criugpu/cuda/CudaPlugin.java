@@ -16,21 +16,21 @@ import dev.criugpu.cuda.config.PluginConfig;
 import dev.criugpu.cuda.gpu.GpuInfo;
 import dev.criugpu.cuda.gpu.GpuUuid;
 import dev.criugpu.cuda.gpu.NvidiaGpus;
+import dev.criugpu.cuda.guard.DetachedWatchdog;
+import dev.criugpu.cuda.guard.WatchdogLink;
 import dev.criugpu.cuda.image.CudaTaskImages;
+import dev.criugpu.cuda.ptrace.RestoreThreads;
 import dev.criugpu.inventory.ImageException;
-import dev.criugpu.inventory.ImageIO;
 import dev.criugpu.inventory.RestoreIds;
-import dev.criugpu.inventory.images.PstreeEntry;
+import dev.criugpu.inventory.TreeTasks;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
-import java.util.stream.Collectors;
 
 /**
  * NVIDIA CUDA plugin: locks and checkpoints CUDA tasks on dump, restores and unlocks them on restore, through the
@@ -95,8 +95,25 @@ public final class CudaPlugin implements CriuPlugin {
             log.warn("this criu has no set_compel_interrupt_only_mode: with --freeze-cgroup CUDA tasks cannot be woken");
         }
         int timeoutMs = commandLine.timeoutOrDefault() * 1000;
-        dump = new DumpSession(services, backend, timeoutMs, presentGpus(Set.of()), config.parallel(), config.guard());
+        dump = new DumpSession(services, new CudaDeps(backend, RestoreThreads.PTRACE, watchdogs(services, config, backend,
+                timeoutMs)), timeoutMs, presentGpus(Set.of()), config.parallel());
         return 0;
+    }
+
+    /**
+     * The watchdog a dump starts at its first CUDA task; it keeps watching a returned task for longer than a lock
+     * criu started could still take to finish.
+     */
+    private static WatchdogLink.Starter watchdogs(CriuServices services, PluginConfig config, CudaBackend backend,
+                                                  int lockTimeoutMs) {
+        if (!config.guard()) {
+            log.info("no CUDA watchdog (CRIU_CUDA_GUARD=0): if criu dies during the dump, return its CUDA tasks with "
+                    + "`criu-gpu cuda --toggle --pid PID`");
+            return () -> WatchdogLink.NONE;
+        }
+        Path dir = services.imageDir().orElse(null);
+        if (dir == null) return () -> { throw new java.io.IOException("criu gave no images directory for its log"); };
+        return DetachedWatchdog.starter(backend, DumpSession.watchdogLog(dir), lockTimeoutMs + 2000L);
     }
 
     private static CriuCommandLine commandLine() {
@@ -117,12 +134,14 @@ public final class CudaPlugin implements CriuPlugin {
         Path dir = services.imageDir().orElseThrow(() -> new CriuException(Errno.EINVAL, "criu gave no images directory"));
         try {
             var records = CudaTaskImages.readAll(dir);
-            restore = new RestoreSession(backend, records, treePids(dir),
-                    services.inventoryClaim() == InventoryClaim.LEGACY, presentGpus(config.treatAbsent()),
-                    presentGpus(Set.of()), config.deviceMap(), config.parallel());
+            // LISTED or LEGACY (NOT_LISTED disabled the plugin before): tasks without a record of ours may hold CUDA
+            // state all the same, as every task of an image dumped by upstream's plugin does
+            restore = new RestoreSession(new CudaDeps(backend, RestoreThreads.PTRACE, () -> WatchdogLink.NONE), records,
+                    resumedTasks(dir), services.inventoryClaim() != InventoryClaim.NOT_LISTED,
+                    presentGpus(config.treatAbsent()), presentGpus(Set.of()), config.deviceMap(), config.parallel());
             log.info("{} CUDA task record(s) in {}", records.size(), dir);
-            // refused here, before criu creates any task, rather than in RESUME_DEVICES_LATE, whose errors criu
-            // ignores: the images stay as they are and a restore with another map can follow
+            // refused here, before criu creates any task, rather than in RESUME_DEVICES_LATE, where a failure costs
+            // the restored tree: the images stay as they are and a restore with another map can follow
             restore.blockingError().ifPresent(why -> {
                 restore = null;
                 throw new CriuException(Errno.ENODEV, "CUDA restore refused, nothing was restored: " + why);
@@ -135,14 +154,12 @@ public final class CudaPlugin implements CriuPlugin {
         }
     }
 
-    private static Set<Integer> treePids(Path dir) {
-        Path pstree = dir.resolve("pstree.img");
-        if (!Files.isRegularFile(pstree)) return null;
+    /** The tasks criu will resume, in its order; null (and a warning) when pstree.img cannot be read. */
+    private static Set<Integer> resumedTasks(Path dir) {
         try {
-            return ImageIO.readEntries(pstree, ImageIO.PSTREE_MAGIC, PstreeEntry.parser()).stream()
-                    .map(PstreeEntry::getPid).collect(Collectors.toSet());
+            return TreeTasks.resumed(dir);
         } catch (ImageException e) {
-            log.warn("{}; CUDA records are not checked against it", e.getMessage());
+            log.warn("{}; tasks without a CUDA record are not restored", e.getMessage());
             return null;
         }
     }

@@ -9,12 +9,13 @@ import dev.criugpu.cuda.backend.DriverBackend;
 import dev.criugpu.cuda.gpu.GpuInfo;
 import dev.criugpu.cuda.gpu.GpuMemory;
 import dev.criugpu.cuda.gpu.TaskGpus;
-import dev.criugpu.cuda.guard.GuardianLauncher;
+import dev.criugpu.cuda.guard.GuardedTask;
+import dev.criugpu.cuda.guard.WatchdogLink;
 import dev.criugpu.cuda.image.CudaGpuEntry;
 import dev.criugpu.cuda.image.CudaTaskEntry;
 import dev.criugpu.cuda.image.CudaTaskImages;
 import dev.criugpu.cuda.proc.Procs;
-import dev.criugpu.cuda.ptrace.RestoreThreads;
+import dev.criugpu.cuda.ptrace.RestoreThreadControl;
 import dev.criugpu.cuda.state.CudaAction;
 import dev.criugpu.cuda.state.CudaState;
 import dev.criugpu.cuda.state.DumpEnding;
@@ -34,44 +35,54 @@ import java.util.OptionalInt;
 import java.util.Set;
 
 /**
- * One {@code criu dump}: PAUSE_DEVICES locks each CUDA task while the tree runs; CHECKPOINT_DEVICES wakes each
- * task's restore thread (hook thread) and starts its checkpoint (worker), and the call for the last CUDA task joins
- * every checkpoint and re-stops every restore thread (hook thread); exit puts tasks back when the tree survives.
+ * One {@code criu dump}. PAUSE_DEVICES finds each CUDA task while the tree runs, hands it to the watchdog (started
+ * at the first one) and locks it; CHECKPOINT_DEVICES wakes each task's restore thread (hook thread) and starts its
+ * checkpoint (worker), and the call for the last CUDA task joins every checkpoint and re-stops every restore thread
+ * (hook thread); exit puts tasks back when the tree survives. Every wait gives up when criu is told to stop.
  */
 final class DumpSession {
     private static final Logger log = LoggerFactory.getLogger(DumpSession.class);
+    static final String WATCHDOG_LOG = "cuda-plugin-watchdog.log";
+    /** How long a dump waits, at its last checkpoint at most, for the watchdog to say it runs. */
+    static final long WATCHDOG_READY_MS = 10_000;
 
     private final CriuServices services;
+    private final CudaDeps deps;
     private final CudaBackend backend;
     private final int lockTimeoutMs;
     private final List<GpuInfo> presentGpus;
     private final TaskWork work;
-    private final boolean guard;
     private final Map<Integer, CudaTask> tasks = new LinkedHashMap<>();
     private final Set<Integer> withoutCuda = new HashSet<>();
-    private final List<RestoreThreads.Woken> woken = new ArrayList<>();
+    private final List<RestoreThreadControl.Woken> woken = new ArrayList<>();
+    private WatchdogLink watchdog;
     private boolean inventoryAdded;
     private boolean memoryRecorded;
 
-    DumpSession(CriuServices services, CudaBackend backend, int lockTimeoutMs, List<GpuInfo> presentGpus,
-                boolean parallel, boolean guard) {
+    DumpSession(CriuServices services, CudaDeps deps, int lockTimeoutMs, List<GpuInfo> presentGpus, boolean parallel) {
         this.services = services;
-        this.backend = backend;
+        this.deps = deps;
+        this.backend = deps.backend();
         this.lockTimeoutMs = lockTimeoutMs;
         this.presentGpus = presentGpus;
         this.work = new TaskWork(parallel);
-        this.guard = guard;
-        removeStaleImages();
+        removeStaleFiles();
     }
 
-    /** Records of an earlier dump into the same directory must not be taken for this one's at restore. */
-    private void removeStaleImages() {
+    static Path watchdogLog(Path imageDir) {
+        return imageDir.resolve(WATCHDOG_LOG);
+    }
+
+    /** Records and the watchdog log of an earlier dump into the same directory must not be taken for this one's. */
+    private void removeStaleFiles() {
         services.imageDir().ifPresent(dir -> {
-            for (Path f : CudaTaskImages.files(dir)) {
+            List<Path> stale = new ArrayList<>(CudaTaskImages.files(dir));
+            stale.add(watchdogLog(dir));
+            for (Path f : stale) {
                 try {
                     Files.deleteIfExists(f);
                 } catch (IOException e) {
-                    throw new CriuException(Errno.EIO, f + ": cannot remove an earlier dump's CUDA record: " + e.getMessage());
+                    throw new CriuException(Errno.EIO, f + ": cannot remove what an earlier dump left: " + e.getMessage());
                 }
             }
         });
@@ -101,12 +112,13 @@ final class DumpSession {
         List<GpuInfo> visible = gpus.isEmpty() ? List.of() : TaskGpus.visible(pid, presentGpus, gpus);
         long start = Procs.stat(pid).map(Procs.Stat::startTime).orElse(0L);
         CudaTask task = new CudaTask(pid, Procs.innermostPid(pid), tid.getAsInt(), state, gpus, visible, start);
+        if (Transitions.needsCheckpoint(state)) watch(task);
+        tasks.put(pid, task);
         if (Transitions.needsLock(state)) {
             lock(task);
         } else {
             log.info("pid {} was already {} before the dump; it is left so afterwards", pid, state.word());
         }
-        tasks.put(pid, task);
         if (!inventoryAdded) {
             if (!services.addInventoryPlugin()) {
                 log.warn("this criu cannot record {} in inventory.img; a restore will not know it needs this plugin",
@@ -115,6 +127,21 @@ final class DumpSession {
             inventoryAdded = true;
         }
         return 0;
+    }
+
+    /** Before a task's CUDA state changes: the watchdog (started now if this is the first) answers for it. */
+    private void watch(CudaTask task) {
+        try {
+            if (watchdog == null) {
+                watchdog = deps.watchdogs().start();
+                log.debug("CUDA watchdog started (log: {})", services.imageDir().map(DumpSession::watchdogLog).orElse(null));
+            }
+            watchdog.guard(new GuardedTask(task.pid, task.startTime, task.initial));
+        } catch (IOException e) {
+            throw new CriuException(Errno.EIO, "pid " + task.pid + ": cannot hand it to the CUDA watchdog (" + e.getMessage()
+                    + "), so a criu that dies would leave it locked; nothing was changed. CRIU_CUDA_GUARD=0 dumps "
+                    + "without a watchdog");
+        }
     }
 
     private List<GpuInfo> gpusOf(int pid) {
@@ -129,27 +156,32 @@ final class DumpSession {
     private void lock(CudaTask task) {
         long t0 = System.nanoTime();
         try {
-            backend.lock(task.pid, lockTimeoutMs);
-            task.current = CudaState.LOCKED;
-            log.info("pid {}: CUDA locked in {} ms (GPUs {})", task.pid, (System.nanoTime() - t0) / 1_000_000,
-                    task.gpus.stream().map(g -> g.uuid().text()).toList());
+            work.runNow(task.pid, "the CUDA lock", () -> backend.lock(task.pid, lockTimeoutMs));
+        } catch (CriuException e) {
+            throw e; // criu was told to stop: the lock goes on in the background and the watchdog answers for it
         } catch (CudaCallException e) {
-            unlockAfterFailedLock(task.pid);
+            unlockAfterFailedLock(task);
             if (CudaErrors.errno(e) == Errno.ETIMEDOUT) {
                 throw new CriuException(Errno.ETIMEDOUT, "pid " + task.pid + ": CUDA lock did not finish within "
                         + lockTimeoutMs + " ms (criu --timeout); the task was left running and the dump is aborted");
             }
             throw new CriuException(CudaErrors.errno(e), "pid " + task.pid + ": CUDA lock failed: " + e.getMessage()
                     + "; the task was left running");
+        } catch (Exception e) {
+            unlockAfterFailedLock(task);
+            throw new CriuException(Errno.EIO, "pid " + task.pid + ": CUDA lock failed: " + e);
         }
+        task.current = CudaState.LOCKED;
+        log.info("pid {}: CUDA locked in {} ms (GPUs {})", task.pid, (System.nanoTime() - t0) / 1_000_000,
+                task.gpus.stream().map(g -> g.uuid().text()).toList());
     }
 
-    private void unlockAfterFailedLock(int pid) {
+    private void unlockAfterFailedLock(CudaTask task) {
         try {
-            if (backend.state(pid) == CudaState.LOCKED) backend.unlock(pid);
+            if (backend.state(task.pid) == CudaState.LOCKED) backend.unlock(task.pid);
         } catch (CudaCallException e) {
             log.error("pid {}: could not unlock after a failed lock ({}); its CUDA calls may block until "
-                    + "`criu-gpu cuda --action unlock --pid {}`", pid, e.getMessage(), pid);
+                    + "`criu-gpu cuda --action unlock --pid {}`", task.pid, e.getMessage(), task.pid);
         }
     }
 
@@ -161,7 +193,7 @@ final class DumpSession {
         task.checkpointStarted = true;
         try {
             if (Transitions.needsCheckpoint(task.initial)) {
-                woken.add(RestoreThreads.wake(pid, task.restoreTid));
+                woken.add(deps.threads().wake(pid, task.restoreTid));
                 work.submit(pid, () -> checkpointOnWorker(task));
             } else {
                 try {
@@ -243,26 +275,39 @@ final class DumpSession {
         return tasks.values().stream().noneMatch(t -> !t.checkpointStarted && Procs.alive(t.pid));
     }
 
-    /** Joins every checkpoint, re-stops every woken restore thread, and reports the first failure. */
+    /**
+     * Joins every checkpoint, re-stops every woken restore thread, and reports the first failure. The watchdog must
+     * have said it runs by now (its start overlapped the locks and checkpoints): a dump it does not watch fails.
+     */
     private void finishCheckpoints() {
-        List<TaskWork.Failure> failures = work.joinAll();
-        List<String> restopErrors = restopAll();
-        if (failures.isEmpty() && restopErrors.isEmpty()) return;
-        for (TaskWork.Failure f : failures.subList(Math.min(1, failures.size()), failures.size())) {
-            log.error("pid {}: CUDA checkpoint failed: {}", f.pid(), CudaErrors.describe(f.cause()));
+        String watchdogError = null;
+        if (watchdog != null) {
+            try {
+                watchdog.awaitReady(WATCHDOG_READY_MS);
+            } catch (IOException e) {
+                watchdogError = e.getMessage() + "; the dump is aborted, since a criu that dies now would leave its "
+                        + "tasks checkpointed (CRIU_CUDA_GUARD=0 dumps without a watchdog)";
+            }
         }
-        String first = failures.isEmpty() ? restopErrors.getFirst()
-                : "pid " + failures.getFirst().pid() + ": CUDA checkpoint failed: " + CudaErrors.describe(failures.getFirst().cause());
+        List<TaskWork.Failure> failures = work.joinAll("the CUDA checkpoint");
+        List<String> restopErrors = restopAll();
+        List<String> errors = new ArrayList<>();
+        for (TaskWork.Failure f : failures) {
+            errors.add("pid " + f.pid() + ": CUDA checkpoint failed: " + CudaErrors.describe(f.cause()));
+        }
+        errors.addAll(restopErrors);
+        if (watchdogError != null) errors.add(watchdogError);
+        if (errors.isEmpty()) return;
+        errors.stream().skip(1).forEach(log::error);
         int errno = !failures.isEmpty() && failures.getFirst().cause() instanceof CudaCallException c ? CudaErrors.errno(c) : Errno.EIO;
-        int more = failures.size() + restopErrors.size() - 1;
-        throw new CriuException(errno, first + (more > 0 ? " (and " + more + " more, see above)" : ""));
+        throw new CriuException(errno, errors.getFirst() + (errors.size() > 1 ? " (and " + (errors.size() - 1) + " more, see above)" : ""));
     }
 
     private List<String> restopAll() {
         List<String> errors = new ArrayList<>();
-        for (RestoreThreads.Woken w : woken) {
+        for (RestoreThreadControl.Woken w : woken) {
             try {
-                RestoreThreads.restop(w);
+                deps.threads().restop(w);
             } catch (CriuException e) {
                 log.error("{}", e.getMessage());
                 errors.add(e.getMessage());
@@ -273,20 +318,48 @@ final class DumpSession {
     }
 
     private void finishQuietly() {
-        for (TaskWork.Failure f : work.joinAll()) {
-            log.error("pid {}: CUDA checkpoint failed: {}", f.pid(), CudaErrors.describe(f.cause()));
+        try {
+            for (TaskWork.Failure f : work.joinAll("the CUDA checkpoint")) {
+                log.error("pid {}: CUDA checkpoint failed: {}", f.pid(), CudaErrors.describe(f.cause()));
+            }
+        } finally {
+            restopAll();
         }
-        restopAll();
     }
 
     /** criu's plugin exit for the dump: {@code ret} 0 = success; {@code treeSurvives} from criu's options. */
     void exit(int ret, boolean treeSurvives) {
-        if (!work.idle() || !woken.isEmpty()) finishQuietly();
-        List<CudaTask> touched = tasks.values().stream().filter(CudaTask::touched).toList();
-        switch (DumpEnding.decide(ret, !touched.isEmpty(), treeSurvives)) {
-            case NOTHING -> { }
-            case RESTORE_NOW -> returnNow(touched, ret != 0 ? "the dump failed" : "criu leaves the tree alive");
-            case GUARD -> guard(touched);
+        try {
+            if (!work.idle() || !woken.isEmpty()) finishQuietly();
+            List<CudaTask> touched = tasks.values().stream().filter(CudaTask::touched).toList();
+            switch (DumpEnding.decide(ret, !touched.isEmpty(), treeSurvives)) {
+                case NOTHING, GUARD -> { }
+                case RESTORE_NOW -> returnNow(touched, ret != 0 ? "the dump failed" : "criu leaves the tree alive");
+            }
+            tellWatchdogReturned();
+        } finally {
+            if (watchdog != null) {
+                try {
+                    watchdog.done();
+                } catch (IOException e) {
+                    log.error("{}: if criu resumes the tree instead of killing it, return its CUDA tasks with "
+                            + "`criu-gpu cuda --toggle --pid PID`", e.getMessage());
+                }
+            }
+        }
+    }
+
+    /** Every task criu has (back) in its state before the dump needs nothing more from the watchdog. */
+    private void tellWatchdogReturned() {
+        if (watchdog == null) return;
+        for (CudaTask t : tasks.values()) {
+            if (t.touched() || !Transitions.needsCheckpoint(t.initial)) continue;
+            try {
+                watchdog.returned(t.pid);
+            } catch (IOException e) {
+                log.warn("{}", e.getMessage());
+                return;
+            }
         }
     }
 
@@ -294,9 +367,9 @@ final class DumpSession {
         log.info("{}: returning {} CUDA task(s) to their state before the dump", why, touched.size());
         for (CudaTask t : touched) {
             List<CudaAction> steps = Transitions.returnSteps(t.initial, t.current);
-            RestoreThreads.Woken w = null;
+            RestoreThreadControl.Woken w = null;
             try {
-                w = RestoreThreads.wake(t.pid, t.restoreTid);
+                w = deps.threads().wake(t.pid, t.restoreTid);
             } catch (CriuException e) {
                 log.debug("pid {}: restore thread not woken ({}); the task is not held by criu", t.pid, e.getMessage());
             }
@@ -306,34 +379,20 @@ final class DumpSession {
                     if (a == CudaAction.RESTORE) {
                         backend.prepareRestore();
                         backend.restore(t.pid, List.of());
+                    } else {
+                        backend.unlock(t.pid);
                     }
-                    else backend.unlock(t.pid);
                 }
                 t.current = t.initial;
             });
         }
-        for (TaskWork.Failure f : work.joinAll()) {
-            log.error("pid {}: could not return it to its CUDA state before the dump: {}; run `criu-gpu cuda "
-                    + "--toggle --pid {}` or the matching --action by hand", f.pid(), CudaErrors.describe(f.cause()), f.pid());
-        }
-        restopAll();
-    }
-
-    private void guard(List<CudaTask> touched) {
-        if (!guard) {
-            log.info("criu will kill the dumped tree; no guardian (CRIU_CUDA_GUARD=0): if a post-dump script resumes "
-                    + "it instead, return its CUDA tasks with `criu-gpu cuda --toggle --pid PID`");
-            return;
-        }
-        Path logFile = services.imageDir().map(d -> d.resolve("cuda-plugin-guard.log")).orElse(Path.of("/dev/null"));
         try {
-            GuardianLauncher.launch(ProcessHandle.current().pid(), backend, touched.stream()
-                    .map(t -> new GuardianLauncher.GuardedTask(t.pid, t.startTime, t.initial)).toList(), logFile);
-            log.info("criu will kill the dumped tree unless a post-dump action resumes it; a guardian returns {} CUDA "
-                    + "task(s) if they outlive criu (log: {})", touched.size(), logFile);
-        } catch (IOException e) {
-            log.warn("cannot start the CUDA guardian ({}): if a post-dump script resumes the tree, return its CUDA "
-                    + "tasks with `criu-gpu cuda --toggle --pid PID`", e.getMessage());
+            for (TaskWork.Failure f : work.joinAll("returning a CUDA task")) {
+                log.error("pid {}: could not return it to its CUDA state before the dump: {}; the watchdog tries again "
+                        + "once criu is gone", f.pid(), CudaErrors.describe(f.cause()));
+            }
+        } finally {
+            restopAll();
         }
     }
 }

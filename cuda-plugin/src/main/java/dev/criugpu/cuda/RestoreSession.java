@@ -2,6 +2,7 @@ package dev.criugpu.cuda;
 
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
+import dev.criugpu.api.RestoreFailure;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
 import dev.criugpu.cuda.gpu.GpuInfo;
@@ -12,7 +13,7 @@ import dev.criugpu.cuda.gpu.TaskGpuRecord;
 import dev.criugpu.cuda.image.CudaGpuEntry;
 import dev.criugpu.cuda.image.CudaTaskEntry;
 import dev.criugpu.cuda.proc.Procs;
-import dev.criugpu.cuda.ptrace.RestoreThreads;
+import dev.criugpu.cuda.ptrace.RestoreThreadControl;
 import dev.criugpu.cuda.state.CudaAction;
 import dev.criugpu.cuda.state.CudaState;
 import dev.criugpu.cuda.state.Transitions;
@@ -21,117 +22,106 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
 
 /**
- * One {@code criu restore}, from the first RESUME_DEVICES_LATE on. The tasks to restore are known from our
- * records; each call wakes that task's restore thread (hook thread) and starts its restore (worker); the call
- * that starts the last one joins all and re-stops every restore thread. criu ignores this hook's errors, so every
- * failure is logged as an error line naming the pid.
+ * One {@code criu restore}, from the first RESUME_DEVICES_LATE on. A task with a record of ours
+ * ({@code cuda-plugin-<pid>.img}) is restored as the record says. A task without one — every task of an image
+ * dumped by upstream's plugin or by an older criu, and any task of a tree where some have records — is asked:
+ * the driver's answer decides (CHECKPOINTED: restore and unlock; LOCKED: unlock; no CUDA: nothing, and no error).
+ * Each call wakes the task's restore thread (hook thread) and starts its work (worker); the call for the last task
+ * criu resumes joins all and re-stops every restore thread. criu ignores this hook's result, so a task whose CUDA
+ * state cannot be restored is killed ({@link RestoreFailure}): criu then fails the whole restore.
  */
 final class RestoreSession {
     private static final Logger log = LoggerFactory.getLogger(RestoreSession.class);
 
+    private final CudaDeps deps;
     private final CudaBackend backend;
-    private final boolean legacy;
     private final Map<Integer, CudaTaskEntry> byNsPid = new HashMap<>();
+    /** Tasks (namespace pids) still to come in RESUME_DEVICES_LATE whose CUDA state may need work. */
     private final Set<Integer> pending = new LinkedHashSet<>();
     private final Set<Integer> started = new LinkedHashSet<>();
     private final TaskWork work;
-    private final List<RestoreThreads.Woken> woken = new ArrayList<>();
+    private final List<RestoreThreadControl.Woken> woken = new ArrayList<>();
     private final GpuMapping mapping;
     private final String planError;
     private final List<GpuInfo> hostGpus;
+    private final List<GpuPair> unrecordedPairs;
 
     /**
      * @param records our per-task records from the images directory
-     * @param treePids the pids of pstree.img (to ignore records of other dumps), or null when unknown
-     * @param legacy the image predates the inventory plugins list and has no records: find CUDA tasks by asking
+     * @param resumed the tasks criu will resume (pstree.img pids whose core image says alive), or null when unknown
+     * @param unrecordedMayHoldCuda the image may hold CUDA state outside our records (the inventory lists
+     *                              cuda_plugin, or predates the plugins field): ask the driver about the other tasks
      */
-    RestoreSession(CudaBackend backend, List<CudaTaskEntry> records, Set<Integer> treePids, boolean legacy,
+    RestoreSession(CudaDeps deps, List<CudaTaskEntry> records, Set<Integer> resumed, boolean unrecordedMayHoldCuda,
                    List<GpuInfo> present, List<GpuInfo> host, Map<GpuUuid, GpuUuid> explicitMap, boolean parallel) {
-        this.backend = backend;
-        this.legacy = legacy && records.isEmpty();
+        this.deps = deps;
+        this.backend = deps.backend();
         this.work = new TaskWork(parallel);
         this.hostGpus = List.copyOf(host);
         List<GpuInfo> recorded = new ArrayList<>();
         for (CudaTaskEntry e : records) {
-            if (treePids != null && !treePids.contains(e.getPid())) {
-                log.warn("cuda-plugin-{}.img belongs to no task of this image (left from another dump?); ignored", e.getPid());
+            if (resumed != null && !resumed.contains(e.getPid())) {
+                log.warn("cuda-plugin-{}.img belongs to no task this restore resumes (left from another dump?); ignored", e.getPid());
                 continue;
             }
             byNsPid.put(e.getPid(), e);
-            CudaState initial = initialOf(e);
-            if (!Transitions.returnSteps(initial, CudaState.CHECKPOINTED).isEmpty()) pending.add(e.getPid());
+            if (!Transitions.returnSteps(initialOf(e), CudaState.CHECKPOINTED).isEmpty()) pending.add(e.getPid());
             recorded.addAll(gpusOf(e).checkpointed());
+        }
+        if (unrecordedMayHoldCuda && resumed != null) {
+            for (int p : resumed) if (!byNsPid.containsKey(p)) pending.add(p);
         }
         GpuMapping plan = null;
         String error = null;
+        List<GpuPair> unrecorded = List.of();
         try {
             plan = GpuMapping.plan(recorded, present, explicitMap);
             if (plan.remaps()) {
                 log.info("GPU map for restore: {}", plan.asMap());
-                if (!backend.supportsGpuRemap()) {
-                    error = "its GPUs must move (" + plan.asMap() + ") but " + backend.describe()
-                            + " cannot remap GPUs (needs r580: driver API 13000+ or cuda-checkpoint --device-map)";
-                }
+                if (!backend.supportsGpuRemap()) error = cannotRemap(plan.asMap());
             }
-            if (error == null) error = roomError(plan, present);
+            if (error == null) error = RestoreRoom.check(pending, byNsPid, plan, present);
+            unrecorded = GpuMapping.explicitPairs(explicitMap, present);
+            if (error == null && !unrecorded.isEmpty() && !backend.supportsGpuRemap()) error = cannotRemap(explicitMap);
         } catch (IllegalArgumentException e) {
             error = e.getMessage();
         }
         this.mapping = plan;
         this.planError = error;
+        this.unrecordedPairs = unrecorded;
     }
 
-    /**
-     * Whether each target GPU has room for the device memory the dump recorded for the tasks going there; null when
-     * it has (or when nothing was recorded or nvidia-smi cannot say), else one line naming the GPU and the figures.
-     */
-    private String roomError(GpuMapping plan, List<GpuInfo> present) {
-        Map<GpuUuid, Long> need = new java.util.LinkedHashMap<>();
-        Map<GpuUuid, List<Integer>> who = new java.util.LinkedHashMap<>();
-        for (int nsPid : pending) {
-            for (CudaGpuEntry g : byNsPid.get(nsPid).getGpusList()) {
-                if (g.getUsedMib() <= 0) continue;
-                GpuUuid to = plan.asMap().get(GpuUuid.parse(g.getUuid()));
-                need.merge(to, g.getUsedMib(), Long::sum);
-                who.computeIfAbsent(to, k -> new ArrayList<>()).add(nsPid);
-            }
-        }
-        if (need.isEmpty()) return null;
-        Map<GpuUuid, Long> free = dev.criugpu.cuda.gpu.GpuMemory.freeMib().orElse(Map.of());
-        for (var e : need.entrySet()) {
-            Long room = free.get(e.getKey());
-            if (room == null || room >= e.getValue()) continue;
-            String model = present.stream().filter(g -> g.uuid().equals(e.getKey())).map(GpuInfo::model).findFirst().orElse("?");
-            return "GPU " + e.getKey() + " (" + model + ") has " + room + " MiB free but the task(s) " + who.get(e.getKey())
-                    + " going there held " + e.getValue() + " MiB at dump: too small to restore onto";
-        }
-        return null;
+    private String cannotRemap(Map<GpuUuid, GpuUuid> map) {
+        return "its GPUs must move (" + map + ") but " + backend.describe()
+                + " cannot remap GPUs (needs r580: driver API 13000+ or cuda-checkpoint --device-map)";
     }
 
     /** Why this restore cannot give the tasks their GPU state back, found before any task is created. */
-    java.util.Optional<String> blockingError() {
-        return planError == null || pending.isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(planError);
+    Optional<String> blockingError() {
+        return planError == null || pending.isEmpty() ? Optional.empty() : Optional.of(planError);
     }
 
     /** The record's GPUs: those it held memory on at dump are the checkpointed ones (see {@link TaskGpuRecord#of}). */
     static TaskGpuRecord gpusOf(CudaTaskEntry e) {
-        Map<GpuInfo, Long> mapped = new java.util.LinkedHashMap<>();
+        Map<GpuInfo, Long> mapped = new LinkedHashMap<>();
         for (CudaGpuEntry g : e.getGpusList()) mapped.put(gpu(g), g.getUsedMib());
         return TaskGpuRecord.of(mapped, e.getVisibleList().stream().map(RestoreSession::gpu).toList());
     }
 
-    private static GpuInfo gpu(CudaGpuEntry g) {
+    static GpuInfo gpu(CudaGpuEntry g) {
         return new GpuInfo(GpuUuid.parse(g.getUuid()), g.getMinor(), g.getModel(), "");
     }
 
-    private static CudaState initialOf(CudaTaskEntry e) {
+    static CudaState initialOf(CudaTaskEntry e) {
         return CudaState.ofValue(e.getInitialState()).orElseThrow(() -> new CriuException(Errno.EINVAL,
                 "cuda-plugin-" + e.getPid() + ".img: unknown initial state " + e.getInitialState()));
     }
@@ -139,13 +129,14 @@ final class RestoreSession {
     int resume(int pid) {
         int nsPid = Procs.innermostPid(pid);
         CudaTaskEntry entry = byNsPid.get(nsPid);
-        if (entry == null) return legacy ? resumeLegacy(pid) : Errno.NOT_SUPPORTED;
+        if (entry == null && !pending.contains(nsPid)) return Errno.NOT_SUPPORTED;
         if (!started.add(nsPid)) return 0;
+        boolean mine = true;
         CriuException failure = null;
         try {
-            start(pid, entry);
+            mine = entry != null ? startRecorded(pid, entry) : startUnrecorded(pid);
         } catch (CriuException e) {
-            failure = e;
+            failure = RestoreFailure.killTask(pid, e.getMessage().replaceFirst("^pid " + pid + ": ", ""));
         }
         pending.remove(nsPid);
         if (pending.isEmpty()) {
@@ -157,26 +148,55 @@ final class RestoreSession {
             }
         }
         if (failure != null) throw failure;
-        return 0;
+        return mine ? 0 : Errno.NOT_SUPPORTED;
     }
 
-    /** Wakes the task's restore thread and starts its restore on a worker (or notes there is nothing to do). */
-    private void start(int pid, CudaTaskEntry entry) {
-        CudaState initial = initialOf(entry);
-        List<CudaAction> steps = Transitions.returnSteps(initial, CudaState.CHECKPOINTED);
+    /** A task our dump recorded: restore what it recorded. */
+    private boolean startRecorded(int pid, CudaTaskEntry entry) {
+        List<CudaAction> steps = Transitions.returnSteps(initialOf(entry), CudaState.CHECKPOINTED);
         if (steps.isEmpty()) {
             log.info("pid {} was checkpointed by its user before the dump; it is left checkpointed", pid);
-            return;
+            return true;
         }
         if (planError != null) throw new CriuException(Errno.ENODEV, "pid " + pid + ": " + planError);
         List<GpuPair> pairs = mapping.pairsFor(gpusOf(entry), hostGpus);
         OptionalInt tid = restoreThread(pid);
         if (tid.isEmpty()) {
-            throw new CriuException(Errno.EIO, "pid " + pid + " was restored without a CUDA restore thread; "
-                    + "its GPU state cannot be restored");
+            throw new CriuException(Errno.EIO, "pid " + pid + ": restored without a CUDA restore thread, so its "
+                    + "CUDA state cannot be restored");
         }
-        woken.add(RestoreThreads.wake(pid, tid.getAsInt()));
-        work.submit(pid, () -> restoreOnWorker(pid, pairs, steps));
+        launch(pid, tid.getAsInt(), pairs, steps);
+        return true;
+    }
+
+    /** A task without a record (upstream's images keep none): the driver says what it needs. */
+    private boolean startUnrecorded(int pid) {
+        OptionalInt tid = restoreThread(pid);
+        if (tid.isEmpty()) {
+            log.debug("pid {} has no CUDA state", pid);
+            return false;
+        }
+        CudaState state;
+        try {
+            state = backend.state(pid);
+        } catch (CudaCallException e) {
+            throw CudaErrors.of(pid, "querying its CUDA state", e);
+        }
+        List<CudaAction> steps = switch (state) {
+            case CHECKPOINTED -> List.of(CudaAction.RESTORE, CudaAction.UNLOCK);
+            case LOCKED -> List.of(CudaAction.UNLOCK);
+            case RUNNING -> List.of();
+            case FAILED -> throw new CriuException(Errno.EIO, "pid " + pid + ": its CUDA state is FAILED");
+        };
+        if (steps.isEmpty()) {
+            log.info("pid {} holds running CUDA state; nothing to restore", pid);
+            return true;
+        }
+        if (planError != null) throw new CriuException(Errno.ENODEV, "pid " + pid + ": " + planError);
+        log.info("pid {} has no CUDA record (an image of upstream's plugin or an older criu); the driver says {}",
+                pid, state.word());
+        launch(pid, tid.getAsInt(), steps.contains(CudaAction.RESTORE) ? unrecordedPairs : List.of(), steps);
+        return true;
     }
 
     private OptionalInt restoreThread(int pid) {
@@ -187,58 +207,49 @@ final class RestoreSession {
         }
     }
 
+    /** Wakes the task's restore thread and starts its restore on a worker. */
+    private void launch(int pid, int tid, List<GpuPair> pairs, List<CudaAction> steps) {
+        woken.add(deps.threads().wake(pid, tid));
+        work.submit(pid, () -> restoreOnWorker(pid, pairs, steps));
+    }
+
     private void restoreOnWorker(int pid, List<GpuPair> pairs, List<CudaAction> steps) throws CudaCallException {
         long t0 = System.nanoTime();
-        backend.prepareRestore();
-        backend.restore(pid, pairs);
+        if (steps.contains(CudaAction.RESTORE)) {
+            backend.prepareRestore();
+            backend.restore(pid, pairs);
+        }
         long t1 = System.nanoTime();
         if (steps.contains(CudaAction.UNLOCK)) backend.unlock(pid);
-        log.info("pid {}: CUDA restored in {} ms{}{}", pid, (t1 - t0) / 1_000_000,
+        log.info("pid {}: CUDA {} in {} ms{}{}", pid, steps.contains(CudaAction.RESTORE) ? "restored" : "found locked",
+                (t1 - t0) / 1_000_000,
                 steps.contains(CudaAction.UNLOCK) ? ", unlocked in " + (System.nanoTime() - t1) / 1_000_000 + " ms" : " (left locked, as at dump)",
                 pairs.isEmpty() ? "" : " onto " + pairs);
     }
 
-    /** An image from before the inventory plugins list: only the driver can say which tasks hold CUDA state. */
-    private int resumeLegacy(int pid) {
-        OptionalInt tid = restoreThread(pid);
-        if (tid.isEmpty()) return Errno.NOT_SUPPORTED;
-        try {
-            if (backend.state(pid) != CudaState.CHECKPOINTED) return 0;
-        } catch (CudaCallException e) {
-            throw CudaErrors.of(pid, "querying its CUDA state", e);
-        }
-        RestoreThreads.Woken w = RestoreThreads.wake(pid, tid.getAsInt());
-        try {
-            restoreOnWorker(pid, List.of(), List.of(CudaAction.RESTORE, CudaAction.UNLOCK));
-        } catch (CudaCallException e) {
-            throw CudaErrors.of(pid, "CUDA restore", e);
-        } finally {
-            RestoreThreads.restop(w);
-        }
-        return 0;
-    }
-
+    /** Joins every restore, re-stops every restore thread; a task whose restore failed is killed. */
     private void finish() {
-        List<TaskWork.Failure> failures = work.joinAll();
         List<String> errors = new ArrayList<>();
-        for (TaskWork.Failure f : failures) {
-            errors.add("pid " + f.pid() + ": CUDA restore failed: " + CudaErrors.describe(f.cause())
-                    + "; its CUDA calls stay blocked");
-        }
-        for (RestoreThreads.Woken w : woken) {
-            try {
-                RestoreThreads.restop(w);
-            } catch (CriuException e) {
-                errors.add(e.getMessage());
+        try {
+            for (TaskWork.Failure f : work.joinAll("the CUDA restore")) {
+                errors.add(RestoreFailure.killTask(f.pid(), "CUDA restore failed: " + CudaErrors.describe(f.cause())).getMessage());
             }
+        } finally {
+            for (RestoreThreadControl.Woken w : woken) {
+                try {
+                    deps.threads().restop(w);
+                } catch (CriuException e) {
+                    errors.add(e.getMessage());
+                }
+            }
+            woken.clear();
         }
-        woken.clear();
         if (errors.isEmpty()) return;
         errors.stream().skip(1).forEach(e -> log.error("{}", e));
         throw new CriuException(Errno.EIO, errors.getFirst() + (errors.size() > 1 ? " (and " + (errors.size() - 1) + " more, see above)" : ""));
     }
 
-    /** criu's plugin exit: anything still outstanding (a recorded task never came) is joined and logged. */
+    /** criu's plugin exit: anything still outstanding (a task criu never resumed) is joined and logged. */
     void exit() {
         if (work.idle() && woken.isEmpty()) return;
         try {

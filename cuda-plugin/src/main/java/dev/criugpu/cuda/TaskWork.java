@@ -1,19 +1,22 @@
 package dev.criugpu.cuda;
 
+import dev.criugpu.api.Interrupts;
+
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ThreadFactory;
 
 /**
- * The expensive per-task driver calls (checkpoint, restore): started when criu calls the hook for a task and
- * joined once the last task has been started, so the total is close to the slowest task. With parallel work off,
- * each job runs at once on the caller's thread.
+ * The expensive per-task driver calls (lock, checkpoint, restore): started when criu calls the hook for a task and
+ * joined later, so the total is close to the slowest task. With parallel work off, jobs still run on a worker (so
+ * that the hook thread can notice criu being told to stop) but one at a time, in order. Joining gives up with a
+ * {@link dev.criugpu.api.CriuException} when criu receives SIGINT/SIGTERM (see {@link Interrupts}); the jobs go on.
  */
 final class TaskWork {
     /** One job's body; may throw. */
@@ -25,61 +28,70 @@ final class TaskWork {
     record Failure(int pid, Throwable cause) {
     }
 
-    private final boolean parallel;
     private final Map<Integer, CompletableFuture<Void>> running = new LinkedHashMap<>();
-    private final List<Failure> inlineFailures = new ArrayList<>();
-    private ExecutorService pool;
+    private final ExecutorService pool;
 
     TaskWork(boolean parallel) {
-        this.parallel = parallel;
+        this.pool = parallel ? Executors.newCachedThreadPool(daemonThreads()) : Executors.newSingleThreadExecutor(daemonThreads());
     }
 
     void submit(int pid, Job job) {
-        if (!parallel) {
-            try {
-                job.run();
-            } catch (Throwable t) {
-                inlineFailures.add(new Failure(pid, t));
-            }
-            return;
-        }
-        if (pool == null) pool = Executors.newCachedThreadPool(daemonThreads());
-        running.put(pid, CompletableFuture.runAsync(() -> {
+        running.put(pid, start(job));
+    }
+
+    private CompletableFuture<Void> start(Job job) {
+        return CompletableFuture.runAsync(() -> {
             try {
                 job.run();
             } catch (RuntimeException e) {
                 throw e;
             } catch (Exception e) {
-                throw new java.util.concurrent.CompletionException(e);
+                throw new CompletionException(e);
             }
-        }, pool));
+        }, pool);
+    }
+
+    private static Throwable unwrap(ExecutionException x) {
+        Throwable cause = x.getCause();
+        return cause instanceof CompletionException c && c.getCause() != null ? c.getCause() : cause;
     }
 
     boolean idle() {
-        return running.isEmpty() && inlineFailures.isEmpty();
+        return running.isEmpty();
     }
 
-    /** Waits for every started job; returns the failures (empty when all succeeded). */
-    List<Failure> joinAll() {
-        List<Failure> failures = new ArrayList<>(inlineFailures);
-        inlineFailures.clear();
-        for (var e : running.entrySet()) {
+    /**
+     * Waits for every started job; returns the failures (empty when all succeeded).
+     *
+     * @param what what the jobs do, for the line criu logs when a stop signal cuts the wait short
+     */
+    List<Failure> joinAll(String what) {
+        List<Failure> failures = new ArrayList<>();
+        var it = running.entrySet().iterator();
+        while (it.hasNext()) {
+            var e = it.next();
             try {
-                e.getValue().get();
+                Interrupts.await(e.getValue(), what + " of pid " + e.getKey());
             } catch (ExecutionException x) {
-                Throwable cause = x.getCause();
-                if (cause instanceof java.util.concurrent.CompletionException c && c.getCause() != null) cause = c.getCause();
-                failures.add(new Failure(e.getKey(), cause));
-            } catch (InterruptedException x) {
-                Thread.currentThread().interrupt();
-                failures.add(new Failure(e.getKey(), x));
+                failures.add(new Failure(e.getKey(), unwrap(x)));
             }
+            it.remove();
         }
-        running.clear();
         return failures;
     }
 
-    private static ThreadFactory daemonThreads() {
+    /** Runs one job on a worker and waits for it alone (interruptibly); its failure is rethrown as is. */
+    void runNow(int pid, String what, Job job) throws Exception {
+        try {
+            Interrupts.await(start(job), what + " of pid " + pid);
+        } catch (ExecutionException x) {
+            Throwable cause = unwrap(x);
+            if (cause instanceof Exception e) throw e;
+            throw (Error) cause;
+        }
+    }
+
+    private static java.util.concurrent.ThreadFactory daemonThreads() {
         return r -> {
             Thread t = new Thread(r, "cuda-task-work");
             t.setDaemon(true);

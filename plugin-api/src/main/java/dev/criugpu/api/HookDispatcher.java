@@ -61,7 +61,8 @@ final class HookDispatcher {
     }
 
     int resumeDevicesLate(int pid) {
-        return call(Hook.RESUME_DEVICES_LATE, "pid=" + pid, () -> plugin.resumeDevicesLate(pid));
+        return call(Hook.RESUME_DEVICES_LATE, "pid=" + pid, () -> Faults.injected(services, "resume-devices-late")
+                ? Faults.failResumeDevicesLate(pid) : plugin.resumeDevicesLate(pid));
     }
 
     int pauseDevices(int pid) {

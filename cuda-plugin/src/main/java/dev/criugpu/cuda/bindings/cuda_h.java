@@ -23,6 +23,7 @@ public final class cuda_h {
 
     public static final int CUDA_SUCCESS = 0;
     public static final int CUDA_ERROR_INVALID_VALUE = 1;
+    public static final int CUDA_ERROR_OUT_OF_MEMORY = 2;
     public static final int CUDA_ERROR_NOT_INITIALIZED = 3;
     public static final int CUDA_ERROR_NO_DEVICE = 100;
     public static final int CUDA_ERROR_ILLEGAL_STATE = 401;

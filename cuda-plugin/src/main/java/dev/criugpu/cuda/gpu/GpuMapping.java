@@ -70,6 +70,32 @@ public final class GpuMapping {
         return new GpuMapping(result);
     }
 
+    /**
+     * The pairs for a task whose GPUs nobody recorded (an image of upstream's plugin): empty without a map (same
+     * GPUs), else every pair of the map plus every other GPU of this host staying where it is, so that whichever GPUs
+     * the task held are listed (the driver wants each one). Each target must be a usable GPU here.
+     *
+     * @throws IllegalArgumentException one line naming a target that is not here
+     */
+    public static List<GpuPair> explicitPairs(Map<GpuUuid, GpuUuid> explicit, List<GpuInfo> present) {
+        if (explicit.isEmpty()) return List.of();
+        Set<GpuUuid> here = new LinkedHashSet<>();
+        for (GpuInfo g : present) here.add(g.uuid());
+        List<GpuPair> pairs = new ArrayList<>();
+        Set<GpuUuid> named = new LinkedHashSet<>();
+        for (var e : explicit.entrySet()) {
+            if (!here.contains(e.getValue())) {
+                throw new IllegalArgumentException("device map sends " + e.getKey() + " to " + e.getValue()
+                        + ", which is not a usable GPU here");
+            }
+            pairs.add(new GpuPair(e.getKey(), e.getValue()));
+            named.add(e.getKey());
+            named.add(e.getValue());
+        }
+        for (GpuUuid g : here) if (!named.contains(g)) pairs.add(new GpuPair(g, g));
+        return List.copyOf(pairs);
+    }
+
     private static Optional<GpuInfo> freeSameModel(GpuInfo g, List<GpuInfo> present, Set<GpuUuid> used) {
         List<GpuInfo> free = present.stream()
                 .filter(p -> p.model().equals(g.model()) && !used.contains(p.uuid())).toList();

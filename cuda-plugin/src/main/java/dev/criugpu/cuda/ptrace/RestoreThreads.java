@@ -19,15 +19,14 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * PTRACE_O_SUSPEND_SECCOMP must not stay on while it runs), PTRACE_CONT. Re-stop: PTRACE_INTERRUPT, wait for the
  * stop, set the options criu uses (SUSPEND_SECCOMP | TRACESYSGOOD), put the saved mask back.
  */
-public final class RestoreThreads {
+public final class RestoreThreads implements RestoreThreadControl {
+    /** The one instance: ptrace state lives in the kernel, not here. */
+    public static final RestoreThreads PTRACE = new RestoreThreads();
+
     private static final long CRIU_OPTIONS = libc_h.PTRACE_O_SUSPEND_SECCOMP | libc_h.PTRACE_O_TRACESYSGOOD;
     private static final long ALL_BUT_SIGTRAP = ~(1L << (libc_h.SIGTRAP - 1));
 
     private RestoreThreads() {
-    }
-
-    /** A restore thread we let run, with the signal mask to give back. */
-    public record Woken(int pid, int tid, long savedMask) {
     }
 
     private static String what(int pid, int tid) {
@@ -42,7 +41,8 @@ public final class RestoreThreads {
         }
     }
 
-    public static Woken wake(int pid, int tid) {
+    @Override
+    public Woken wake(int pid, int tid) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment mask = arena.allocate(JAVA_LONG);
             ptrace(libc_h.PTRACE_GETSIGMASK, pid, tid, libc_h.KERNEL_SIGSET_SIZE, mask, "PTRACE_GETSIGMASK");
@@ -66,7 +66,8 @@ public final class RestoreThreads {
         }
     }
 
-    public static void restop(Woken w) {
+    @Override
+    public void restop(Woken w) {
         try (Arena arena = Arena.ofConfined()) {
             ptrace(libc_h.PTRACE_INTERRUPT, w.pid(), w.tid(), 0, MemorySegment.NULL, "PTRACE_INTERRUPT");
             MemorySegment status = arena.allocate(JAVA_INT);

@@ -68,7 +68,7 @@ class RestoreThreadsTest {
             assertFalse(libc_h.ptrace(libc_h.PTRACE_SETSIGMASK, pid, MemorySegment.ofAddress(8), mask).failed());
             assertEquals('t', Procs.stat(pid).orElseThrow().state());
 
-            RestoreThreads.Woken w = RestoreThreads.wake(pid, pid);
+            RestoreThreadControl.Woken w = RestoreThreads.PTRACE.wake(pid, pid);
             assertEquals(SIGUSR1_BIT, w.savedMask());
             long blockedWhileAwake = sigBlk(pid);
             long unblockable = (1L << (libc_h.SIGTRAP - 1)) | (1L << (9 - 1)) | (1L << (19 - 1));
@@ -77,7 +77,7 @@ class RestoreThreadsTest {
             libc_h.Result probe = libc_h.ptrace(libc_h.PTRACE_GETSIGMASK, pid, MemorySegment.ofAddress(8), mask);
             assertTrue(probe.failed() && probe.errno() == libc_h.ESRCH, "the woken thread must be running");
 
-            RestoreThreads.restop(w);
+            RestoreThreads.PTRACE.restop(w);
             assertEquals('t', Procs.stat(pid).orElseThrow().state());
             assertEquals(SIGUSR1_BIT, sigBlk(pid));
             assertFalse(Files.readString(Path.of("/proc/" + pid + "/status")).contains("TracerPid:\t0\n"), "still traced by us");

@@ -1,0 +1,34 @@
+package dev.criugpu.cuda;
+
+import dev.criugpu.cuda.ptrace.RestoreThreadControl;
+
+import java.util.HashSet;
+import java.util.Set;
+
+/** Records the restore-thread wake/re-stop dance instead of ptracing (the real one is RestoreThreadsTest's). */
+final class FakeThreads implements RestoreThreadControl {
+    private final FakeDriver.Events events;
+    private final Set<Integer> running = new HashSet<>();
+
+    FakeThreads(FakeDriver.Events events) {
+        this.events = events;
+    }
+
+    @Override
+    public synchronized Woken wake(int pid, int tid) {
+        events.add("wake " + pid);
+        running.add(tid);
+        return new Woken(pid, tid, 0);
+    }
+
+    @Override
+    public synchronized void restop(Woken w) {
+        events.add("restop " + w.pid());
+        running.remove(w.tid());
+    }
+
+    /** Threads woken and not stopped again: criu would fail to detach these. */
+    synchronized Set<Integer> stillRunning() {
+        return Set.copyOf(running);
+    }
+}

@@ -1,0 +1,245 @@
+package dev.criugpu.cuda.guard;
+
+import dev.criugpu.cuda.backend.CudaBackend;
+import dev.criugpu.cuda.backend.CudaCallException;
+import dev.criugpu.cuda.bindings.cuda_h;
+import dev.criugpu.cuda.gpu.GpuPair;
+import dev.criugpu.cuda.proc.Procs;
+import dev.criugpu.cuda.state.CudaState;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PipedInputStream;
+import java.io.PipedOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalInt;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The watchdog against real processes standing for criu and the dumped tasks, and a driver in memory: what it does
+ * when criu dies at each point of a dump, and that it does nothing while criu lives.
+ */
+class WatchdogTest {
+    @TempDir
+    Path dir;
+    final List<Process> started = new ArrayList<>();
+    final Driver driver = new Driver();
+    final ByteArrayOutputStream logBytes = new ByteArrayOutputStream();
+    PipedOutputStream toWatchdog;
+
+    Process sleeper() throws IOException {
+        Process p = new ProcessBuilder("sleep", "600").start();
+        started.add(p);
+        return p;
+    }
+
+    @AfterEach
+    void cleanUp() throws InterruptedException {
+        for (Process p : started) p.destroyForcibly().waitFor();
+    }
+
+    static long startOf(Process p) {
+        return Procs.stat((int) p.pid()).orElseThrow().startTime();
+    }
+
+    /** A watchdog for {@code criu}, running on its own thread, fed through a pipe as criu feeds it. */
+    CompletableFuture<Integer> watch(Process criu, long settleMs) throws IOException {
+        PipedInputStream in = new PipedInputStream(64 * 1024);
+        toWatchdog = new PipedOutputStream(in);
+        Watchdog.Args args = new Watchdog.Args(criu.pid(), startOf(criu), "driver", null, dir.resolve("log"), settleMs, 20_000);
+        Watchdog w = new Watchdog(args, new PrintStream(logBytes, true, StandardCharsets.UTF_8), () -> driver);
+        return CompletableFuture.supplyAsync(() -> w.run(in));
+    }
+
+    /** criu's death closes its end of the watchdog's stdin. */
+    void criuDies(Process criu) throws Exception {
+        criu.destroyForcibly().waitFor();
+        toWatchdog.close();
+    }
+
+    void tell(String line) throws IOException {
+        toWatchdog.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+        toWatchdog.flush();
+    }
+
+    void awaitLog(String text) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!log().contains(text)) {
+            assertTrue(System.nanoTime() < deadline, "the watchdog never logged '" + text + "': " + log());
+            Thread.sleep(10);
+        }
+    }
+
+    String log() {
+        return logBytes.toString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void criuKilledAfterTheCheckpointLeavesEveryLiveTaskRunningAgain() throws Exception {
+        Process criu = sleeper(), a = sleeper(), b = sleeper(), killed = sleeper();
+        var w = watch(criu, 0);
+        for (Process t : List.of(a, b, killed)) {
+            tell(new GuardedTask((int) t.pid(), startOf(t), CudaState.RUNNING).line());
+            driver.states.put((int) t.pid(), CudaState.CHECKPOINTED);
+        }
+        killed.destroyForcibly().waitFor();
+        criuDies(criu);
+        assertEquals(0, w.get(30, TimeUnit.SECONDS));
+
+        assertEquals(CudaState.RUNNING, driver.states.get((int) a.pid()));
+        assertEquals(CudaState.RUNNING, driver.states.get((int) b.pid()));
+        assertEquals(CudaState.CHECKPOINTED, driver.states.get((int) killed.pid()), "a dead task is left alone");
+        assertTrue(log().contains("pid " + a.pid() + ": outlived criu; checkpointed -> running via [restore, unlock]"), log());
+        assertTrue(log().contains("pid " + killed.pid() + ": ended with the dump; nothing to return"), log());
+        assertTrue(log().contains("before its exit hook ran"), log());
+    }
+
+    @Test
+    void aLockStillRunningWhenCriuDiedIsUndoneWhenItCompletes() throws Exception {
+        Process criu = sleeper(), t = sleeper();
+        int pid = (int) t.pid();
+        var w = watch(criu, 3000);
+        tell(new GuardedTask(pid, startOf(t), CudaState.RUNNING).line());
+        driver.states.put(pid, CudaState.RUNNING);
+        criuDies(criu);
+        driver.lockLandsAfter(pid, 1000);
+        assertEquals(0, w.get(30, TimeUnit.SECONDS));
+        assertEquals(CudaState.RUNNING, driver.states.get(pid));
+        assertTrue(log().contains("pid " + pid + ": outlived criu; running -> running via [unlock]"), log());
+    }
+
+    @Test
+    void aCheckpointStillRunningIsWaitedForThenUndone() throws Exception {
+        Process criu = sleeper(), t = sleeper();
+        int pid = (int) t.pid();
+        var w = watch(criu, 0);
+        tell(new GuardedTask(pid, startOf(t), CudaState.RUNNING).line());
+        driver.states.put(pid, CudaState.LOCKED);
+        driver.busyFor(pid, 1500); // the driver refuses other actions until the checkpoint criu started is over
+        criuDies(criu);
+        assertEquals(0, w.get(30, TimeUnit.SECONDS));
+        assertEquals(CudaState.RUNNING, driver.states.get(pid));
+        assertTrue(driver.refused > 0, "the watchdog met the running checkpoint and tried again");
+    }
+
+    @Test
+    void nothingIsDoneWhileCriuLivesAndReturnedTasksAreLeftToCriu() throws Exception {
+        Process criu = sleeper(), returned = sleeper(), guarded = sleeper();
+        var w = watch(criu, 0);
+        tell(new GuardedTask((int) returned.pid(), startOf(returned), CudaState.RUNNING).line());
+        tell(new GuardedTask((int) guarded.pid(), startOf(guarded), CudaState.RUNNING).line());
+        driver.states.put((int) returned.pid(), CudaState.RUNNING);
+        driver.states.put((int) guarded.pid(), CudaState.CHECKPOINTED);
+        tell("returned " + returned.pid());
+        tell("done");
+        toWatchdog.close();
+        // criu still runs (a post-dump script resumed the tree, say): the watchdog waits and touches nothing
+        awaitLog("criu's exit hook is over");
+        assertTrue(!w.isDone() && driver.calls.isEmpty(), "acted while criu is alive: " + driver.calls);
+        criu.destroyForcibly().waitFor();
+        assertEquals(0, w.get(30, TimeUnit.SECONDS));
+        assertEquals(CudaState.RUNNING, driver.states.get((int) guarded.pid()));
+        assertTrue(driver.calls.stream().noneMatch(c -> c.endsWith(" " + returned.pid()) && !c.startsWith("state")), driver.calls.toString());
+        assertTrue(log().contains("pid " + returned.pid() + ": criu returned it to running itself"), log());
+        assertTrue(log().contains("after its exit hook"), log());
+    }
+
+    @Test
+    void itLeavesAsSoonAsEveryTaskIsReturnedOrEndedWithCriuStillRunning() throws Exception {
+        Process criu = sleeper(), a = sleeper(), b = sleeper();
+        var w = watch(criu, 0);
+        tell(new GuardedTask((int) a.pid(), startOf(a), CudaState.RUNNING).line());
+        tell(new GuardedTask((int) b.pid(), startOf(b), CudaState.RUNNING).line());
+        tell("returned " + a.pid());
+        tell("done");
+        b.destroyForcibly().waitFor();
+        assertEquals(0, w.get(30, TimeUnit.SECONDS));
+        assertTrue(driver.calls.isEmpty(), driver.calls.toString());
+        assertTrue(log().contains("every task returned by itself or ended with the dump"), log());
+    }
+
+    @Test
+    void aPidReusedByAnotherProcessIsLeftAlone() throws Exception {
+        Process criu = sleeper(), t = sleeper();
+        int pid = (int) t.pid();
+        var w = watch(criu, 0);
+        tell(new GuardedTask(pid, startOf(t) + 1, CudaState.RUNNING).line());
+        driver.states.put(pid, CudaState.CHECKPOINTED);
+        criuDies(criu);
+        assertEquals(0, w.get(30, TimeUnit.SECONDS));
+        assertEquals(CudaState.CHECKPOINTED, driver.states.get(pid));
+    }
+
+    @Test
+    void argumentsRoundTrip() {
+        Watchdog.Args a = new Watchdog.Args(12, 34, "cli", Path.of("/usr/bin/cuda-checkpoint"), Path.of("/img/log"), 5, 6);
+        assertEquals(a, Watchdog.Args.parse(a.toArgv().toArray(String[]::new)));
+    }
+
+    /** The driver as the watchdog meets it after criu's death: calls criu started may still land. */
+    static final class Driver implements CudaBackend {
+        final Map<Integer, CudaState> states = new java.util.concurrent.ConcurrentHashMap<>();
+        final List<String> calls = java.util.Collections.synchronizedList(new ArrayList<>());
+        final Map<Integer, Long> busyUntil = new HashMap<>();
+        volatile int refused;
+
+        void lockLandsAfter(int pid, long ms) {
+            Thread.ofPlatform().daemon().start(() -> {
+                try {
+                    Thread.sleep(ms); // the stand-in for the driver finishing criu's lock later
+                } catch (InterruptedException ignored) {
+                }
+                states.put(pid, CudaState.LOCKED);
+            });
+        }
+
+        synchronized void busyFor(int pid, long ms) {
+            busyUntil.put(pid, System.nanoTime() + ms * 1_000_000);
+        }
+
+        private synchronized void act(int pid, String action, CudaState from, CudaState to) throws CudaCallException {
+            calls.add(action + " " + pid);
+            Long until = busyUntil.get(pid);
+            if (until != null && System.nanoTime() < until) {
+                refused++;
+                throw new CudaCallException(cuda_h.CUDA_ERROR_ILLEGAL_STATE, "busy");
+            }
+            if (until != null) {
+                busyUntil.remove(pid);
+                states.put(pid, CudaState.CHECKPOINTED);
+                throw new CudaCallException(cuda_h.CUDA_ERROR_ILLEGAL_STATE, "checkpoint just finished");
+            }
+            if (states.get(pid) != from) throw new CudaCallException(cuda_h.CUDA_ERROR_ILLEGAL_STATE, action + " in " + states.get(pid));
+            states.put(pid, to);
+        }
+
+        @Override public String describe() { return "watchdog's fake driver"; }
+        @Override public String name() { return "driver"; }
+        @Override public boolean supportsGpuRemap() { return true; }
+        @Override public OptionalInt restoreThread(int pid) { return OptionalInt.of(pid); }
+
+        @Override
+        public CudaState state(int pid) {
+            calls.add("state " + pid);
+            return states.get(pid);
+        }
+
+        @Override public void lock(int pid, int timeoutMs) throws CudaCallException { act(pid, "lock", CudaState.RUNNING, CudaState.LOCKED); }
+        @Override public void checkpoint(int pid) throws CudaCallException { act(pid, "checkpoint", CudaState.LOCKED, CudaState.CHECKPOINTED); }
+        @Override public void restore(int pid, List<GpuPair> pairs) throws CudaCallException { act(pid, "restore", CudaState.CHECKPOINTED, CudaState.LOCKED); }
+        @Override public void unlock(int pid) throws CudaCallException { act(pid, "unlock", CudaState.LOCKED, CudaState.RUNNING); }
+    }
+}
