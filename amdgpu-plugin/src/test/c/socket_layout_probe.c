@@ -44,6 +44,5 @@ int main(void)
 	C32(MSG_CMSG_CLOEXEC);
 	C32(POLLIN);
 	C32(EFD_CLOEXEC);
-	C32(SIGKILL);
 	return 0;
 }

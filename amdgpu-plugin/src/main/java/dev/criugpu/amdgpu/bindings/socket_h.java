@@ -39,7 +39,6 @@ public final class socket_h {
     public static int MSG_CMSG_CLOEXEC() { return 0x40000000; }
     public static int POLLIN() { return 1; }
     public static int EFD_CLOEXEC() { return 0x80000; }
-    public static int SIGKILL() { return 9; }
 
     private static MethodHandle fn(String name, FunctionDescriptor d) {
         return LINKER.downcallHandle(LINKER.defaultLookup().find(name).orElseThrow(), d,
@@ -56,7 +55,6 @@ public final class socket_h {
     private static final MethodHandle EVENTFD = fn("eventfd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
     private static final MethodHandle WRITE = fn("write", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
     private static final MethodHandle CLOSE = fn("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-    private static final MethodHandle KILL = fn("kill", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
 
     private static RuntimeException rethrow(Throwable t) {
         if (t instanceof RuntimeException r) return r;
@@ -100,7 +98,4 @@ public final class socket_h {
         try { return (int) CLOSE.invokeExact(state, fd); } catch (Throwable t) { throw rethrow(t); }
     }
 
-    public static int kill(MemorySegment state, int pid, int sig) {
-        try { return (int) KILL.invokeExact(state, pid, sig); } catch (Throwable t) { throw rethrow(t); }
-    }
 }

@@ -6,12 +6,12 @@ import dev.criugpu.amdgpu.images.AmdgpuImages;
 import dev.criugpu.amdgpu.kfd.KfdFile;
 import dev.criugpu.amdgpu.sys.SyscallException;
 import dev.criugpu.amdgpu.sys.Syscalls;
-import dev.criugpu.amdgpu.sys.UnixSockets;
 import dev.criugpu.amdgpu.topology.SysfsTopologyReader;
 import dev.criugpu.amdgpu.topology.Topology;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.CriuServices;
 import dev.criugpu.api.Errno;
+import dev.criugpu.api.RestoreFailure;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,8 +27,8 @@ import java.util.Optional;
  * images and the local topology (a GPU that cannot be matched refuses the restore here, with nothing forked),
  * a refill channel per KFD image in criu's fdstore (served from then on), and the native executor registered
  * with the shim. RESUME_DEVICES_LATE(pid) waits for every refill, then resumes the task's queues; a task whose GPU
- * memory could not be refilled is killed instead, since criu ignores this hook's result and the task would
- * otherwise run on wrong GPU memory.
+ * memory could not be refilled, or whose queues cannot be resumed, is killed instead ({@link RestoreFailure}: criu
+ * ignores this hook's result, and the task would otherwise run on wrong GPU memory; the kill makes criu fail).
  */
 public final class AmdgpuRestoreSession implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(AmdgpuRestoreSession.class);
@@ -87,9 +87,7 @@ public final class AmdgpuRestoreSession implements AutoCloseable {
         List<String> failures = outcome.failuresByTask().get(TaskPid.innermost(pid));
         if (failures != null) {
             failures.forEach(log::error);
-            boolean killed = UnixSockets.kill(pid);
-            log.error("pid {}: GPU memory not restored; {} instead of resuming it on wrong GPU memory", pid,
-                    killed ? "killed it" : "it is gone already");
+            log.error("{}", RestoreFailure.killTask(pid, "GPU memory not restored").getMessage());
             return -Errno.EIO;
         }
         int fd;
@@ -104,7 +102,7 @@ public final class AmdgpuRestoreSession implements AutoCloseable {
             return 0;
         } catch (SyscallException e) {
             if (e.errno() == Errno.ESRCH) return Errno.NOT_SUPPORTED; // no KFD process behind this pid
-            throw e; // names the pid
+            throw RestoreFailure.killTask(pid, "GPU queues not resumed: " + e.getMessage());
         } finally {
             sys.close(fd);
         }

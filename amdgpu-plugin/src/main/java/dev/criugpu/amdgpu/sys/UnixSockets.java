@@ -173,12 +173,4 @@ public final class UnixSockets {
             for (int fd : fds) socket_h.close(st, fd);
         }
     }
-
-    /** SIGKILL to {@code pid}; false if it is gone already. */
-    public static boolean kill(int pid) {
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment st = a.allocate(socket_h.CALL_STATE);
-            return socket_h.kill(st, pid, socket_h.SIGKILL()) == 0;
-        }
-    }
 }

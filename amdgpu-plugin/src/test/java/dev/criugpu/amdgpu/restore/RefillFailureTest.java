@@ -64,8 +64,8 @@ class RefillFailureTest {
         plugin.exit(Stage.RESTORE, 0);
         assertEquals(0, KfdSimulator.drmLive(), "every libdrm object freed");
         List<String> errors = criu.lines(LogLevel.ERROR);
-        assertEquals("pid " + task.pid() + ": GPU memory not restored; killed it instead of resuming it on wrong GPU"
-                + " memory", errors.getLast());
+        assertEquals("pid " + task.pid() + ": GPU memory not restored; killed it so that it cannot run without its GPU"
+                + " state (this fails the restore)", errors.getLast());
         return errors;
     }
 
@@ -211,10 +211,11 @@ class RefillFailureTest {
         KfdSimulator.failIoctl(dev.criugpu.amdgpu.bindings.kfd_ioctl_h.KFD_CRIU_OP_RESUME(), 5);
         var e = org.junit.jupiter.api.Assertions.assertThrows(dev.criugpu.api.CriuException.class,
                 () -> plugin.resumeDevicesLate(task.pid()));
-        assertTrue(e.getMessage().matches("KFD CRIU RESUME of pid " + task.pid() + " on fd \\d+ failed: EIO \\(errno 5\\)"),
-                e.getMessage());
+        assertTrue(e.getMessage().matches("pid " + task.pid() + ": GPU queues not resumed: KFD CRIU RESUME of pid "
+                + task.pid() + " on fd \\d+ failed: EIO \\(errno 5\\); killed it so that it cannot run without its GPU"
+                + " state \\(this fails the restore\\)"), e.getMessage());
         assertEquals(List.of(), criu.lines(LogLevel.ERROR), "the refill itself succeeded");
-        assertEquals(SIGKILL, task.reap(true));
+        assertEquals(SIGKILL, task.reap(false), "the task was killed, not left running without its queues");
         plugin.exit(Stage.RESTORE, 0);
     }
 }

@@ -46,7 +46,7 @@ class LayoutConformanceTest {
                     S(CUcheckpointUnlockArgs); O(CUcheckpointUnlockArgs, reserved);
                     S(CUprocessState);
                     V(CU_PROCESS_STATE_RUNNING); V(CU_PROCESS_STATE_LOCKED); V(CU_PROCESS_STATE_CHECKPOINTED); V(CU_PROCESS_STATE_FAILED);
-                    V(CUDA_SUCCESS); V(CUDA_ERROR_INVALID_VALUE); V(CUDA_ERROR_NOT_INITIALIZED); V(CUDA_ERROR_NO_DEVICE);
+                    V(CUDA_SUCCESS); V(CUDA_ERROR_INVALID_VALUE); V(CUDA_ERROR_OUT_OF_MEMORY); V(CUDA_ERROR_NOT_INITIALIZED); V(CUDA_ERROR_NO_DEVICE);
                     V(CUDA_ERROR_ILLEGAL_STATE); V(CUDA_ERROR_NOT_FOUND); V(CUDA_ERROR_NOT_READY); V(CUDA_ERROR_NOT_PERMITTED);
                     V(CUDA_ERROR_NOT_SUPPORTED); V(CUDA_ERROR_TIMEOUT);
                     V(PTRACE_CONT); V(PTRACE_SETOPTIONS); V(PTRACE_INTERRUPT); V(PTRACE_GETSIGMASK); V(PTRACE_SETSIGMASK);
@@ -124,6 +124,7 @@ class LayoutConformanceTest {
         assertEquals(value("CU_PROCESS_STATE_FAILED"), CUprocessState.CU_PROCESS_STATE_FAILED);
         assertEquals(value("CUDA_SUCCESS"), cuda_h.CUDA_SUCCESS);
         assertEquals(value("CUDA_ERROR_INVALID_VALUE"), cuda_h.CUDA_ERROR_INVALID_VALUE);
+        assertEquals(value("CUDA_ERROR_OUT_OF_MEMORY"), cuda_h.CUDA_ERROR_OUT_OF_MEMORY);
         assertEquals(value("CUDA_ERROR_NOT_INITIALIZED"), cuda_h.CUDA_ERROR_NOT_INITIALIZED);
         assertEquals(value("CUDA_ERROR_NO_DEVICE"), cuda_h.CUDA_ERROR_NO_DEVICE);
         assertEquals(value("CUDA_ERROR_ILLEGAL_STATE"), cuda_h.CUDA_ERROR_ILLEGAL_STATE);
