@@ -5,6 +5,9 @@
 #   jdk.tar.xz       jdk/     a jlinked JDK 25 runtime (modules: jdeps over our jars + a fixed base set)
 #   criu-lib.tar.xz  criu-lib/  a copy of native/target/criu-lib (only if it has been built) whose
 #                             java/criu-gpu.cfg names java.home=../../jdk and whose AOT cache was rebuilt for jdk/
+#   upstream.tar.xz  upstream/ CRIU's own cuda_plugin.so built from Debian's criu 4.2.1 source
+#                             (integration-tests/upstream/build-upstream.sh) and, when CUDA_CHECKPOINT names it,
+#                             NVIDIA's cuda-checkpoint binary in upstream/bin: the interop and baseline flows
 #   MANIFEST.txt     versions and sizes
 # Unpack all three archives into $E2E_ROOT (/var/tmp/criu-gpu-e2e; run-e2e.sh does): the plugin dir and the
 # runtime are assembled at that same path here, because the AOT cache records the class path and JDK it was made
@@ -12,7 +15,9 @@
 #
 # Usage (from anywhere, on the development machine, as root for apt): integration-tests/gpu/build-bundle.sh [OUT_DIR]
 # Env: JAVA_HOME (default /usr/lib/jvm/temurin-25-jdk-amd64), DEBIAN_MIRROR (default http://deb.debian.org/debian),
-#      PLUGIN_DIR (default native/target/criu-lib), BUNDLE_CACHE (default /var/tmp/criu-gpu-bundle-cache).
+#      PLUGIN_DIR (default native/target/criu-lib), BUNDLE_CACHE (default /var/tmp/criu-gpu-bundle-cache),
+#      CUDA_CHECKPOINT (path of NVIDIA's cuda-checkpoint binary to carry; never committed, fetched from
+#      github:NVIDIA/cuda-checkpoint by whoever builds the bundle), UPSTREAM=0 to leave upstream's plugin out.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
@@ -172,6 +177,25 @@ build_plugin_dir() {
     log "criu-lib: $(du -sh "$dest" | cut -f1); cfg: $(grep -c . "$cfg") lines"
 }
 
+# ------------------------------------------------------------------ upstream's plugin (compatibility oracle)
+build_upstream() {
+    [[ "${UPSTREAM:-1}" == 1 ]] || { log "UPSTREAM=0: no upstream plugin in the bundle"; return 0; }
+    local dest="$E2E_ROOT/upstream"
+    mkdir -p "$dest/lib" "$dest/bin"
+    "$REPO/integration-tests/upstream/build-upstream.sh" "$STAGE/upstream-build" >"$STAGE/upstream.log" 2>&1 \
+        || { cat "$STAGE/upstream.log" >&2; die "building upstream's cuda_plugin failed"; }
+    cp "$STAGE/upstream-build/cuda_plugin.so" "$dest/lib/"
+    cp "$STAGE/upstream-build/VERSION" "$dest/VERSION"
+    if [[ -n "${CUDA_CHECKPOINT:-}" ]]; then
+        [[ -x "$CUDA_CHECKPOINT" ]] || die "CUDA_CHECKPOINT=$CUDA_CHECKPOINT is not an executable"
+        cp "$CUDA_CHECKPOINT" "$dest/bin/cuda-checkpoint"
+        chmod 755 "$dest/bin/cuda-checkpoint"
+    else
+        log "no CUDA_CHECKPOINT given: the bundle has upstream's plugin but not NVIDIA's cuda-checkpoint it runs"
+    fi
+    log "upstream: $(cat "$dest/VERSION")"
+}
+
 pack() {
     local name="$1"
     tar -C "$E2E_ROOT" --owner=0 --group=0 -cf - "$name" | xz -T0 -6 >"$STAGE/out/$name.tar.xz"
@@ -182,7 +206,8 @@ main() {
     build_criu
     build_jdk
     build_plugin_dir
-    for part in criu jdk criu-lib; do
+    build_upstream
+    for part in criu jdk criu-lib upstream; do
         [[ -d "$E2E_ROOT/$part" ]] && pack "$part"
     done
     {

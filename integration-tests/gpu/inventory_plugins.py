@@ -6,6 +6,8 @@ Output: "absent" when the field is missing (image from a criu that records no pl
 "plugins: a,b" (empty after the colon when the list is empty). Exit 1 with a one-line reason on a bad file.
 
 usage: python3 inventory_plugins.py IMAGES_DIR/inventory.img
+       python3 inventory_plugins.py --drop IMAGES_DIR/inventory.img
+         rewrites the file without the plugins field, as a criu older than 4.1 writes it (a "legacy" image)
 """
 import struct
 import sys
@@ -50,7 +52,7 @@ def fields(buf):
         yield number, wire, value
 
 
-def plugins(path):
+def read_entry(path):
     with open(path, "rb") as f:
         data = f.read()
     if len(data) < 8:
@@ -62,6 +64,49 @@ def plugins(path):
     entry = data[8:8 + size]
     if len(entry) != size:
         raise ValueError("truncated entry")
+    return entry
+
+
+def encode_varint(value):
+    out = bytearray()
+    while True:
+        b = value & 0x7F
+        value >>= 7
+        out.append(b | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def drop_plugins(path):
+    """Rewrites inventory.img without field 12, keeping every other field byte for byte."""
+    entry = read_entry(path)
+    kept = bytearray()
+    pos = 0
+    while pos < len(entry):
+        start = pos
+        key, pos = varint(entry, pos)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            _, pos = varint(entry, pos)
+        elif wire == 1:
+            pos += 8
+        elif wire == 2:
+            size, pos = varint(entry, pos)
+            pos += size
+        elif wire == 5:
+            pos += 4
+        else:
+            raise ValueError(f"unsupported wire type {wire}")
+        if number != PLUGINS_ENTRY_FIELD:
+            kept += entry[start:pos]
+    with open(path + ".tmp", "wb") as f:
+        f.write(struct.pack("<II", INVENTORY_MAGIC, len(kept)) + bytes(kept))
+    import os
+    os.replace(path + ".tmp", path)
+
+
+def plugins(path):
+    entry = read_entry(path)
     found = None
     for number, wire, value in fields(entry):
         if number == PLUGINS_ENTRY_FIELD and wire == 2:
@@ -71,13 +116,19 @@ def plugins(path):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print("usage: inventory_plugins.py inventory.img", file=sys.stderr)
+    args = sys.argv[1:]
+    drop = args[:1] == ["--drop"]
+    if drop:
+        args = args[1:]
+    if len(args) != 1:
+        print("usage: inventory_plugins.py [--drop] inventory.img", file=sys.stderr)
         return 2
     try:
-        names = plugins(sys.argv[1])
+        if drop:
+            drop_plugins(args[0])
+        names = plugins(args[0])
     except (OSError, ValueError) as e:
-        print(f"inventory_plugins: {sys.argv[1]}: {e}", file=sys.stderr)
+        print(f"inventory_plugins: {args[0]}: {e}", file=sys.stderr)
         return 1
     print("absent" if names is None else "plugins: " + ",".join(names))
     return 0

@@ -11,7 +11,7 @@ unpack_bundle() {
     [[ -f "$bundle/criu.tar.xz" && -f "$bundle/jdk.tar.xz" ]] || { echo "no criu.tar.xz/jdk.tar.xz in $bundle" >&2; return 1; }
     rm -rf "$E2E_ROOT"
     mkdir -p "$E2E_ROOT/empty-lib" "$E2E_ROOT/bin"
-    for part in criu jdk criu-lib; do
+    for part in criu jdk criu-lib upstream; do
         [[ -f "$bundle/$part.tar.xz" ]] && tar -C "$E2E_ROOT" -xJf "$bundle/$part.tar.xz"
     done
     CRIU="$E2E_ROOT/criu/criu"
@@ -20,7 +20,11 @@ unpack_bundle() {
     [[ -f "$E2E_ROOT/criu-lib/cuda_plugin.so" ]] && PLUGIN_DIR="$E2E_ROOT/criu-lib"
     EMPTY_LIB="$E2E_ROOT/empty-lib"
     BIN="$E2E_ROOT/bin"
-    export CRIU JDK PLUGIN_DIR EMPTY_LIB BIN
+    # upstream's plugin dir (its cuda_plugin.so only) and NVIDIA's cuda-checkpoint, when the bundle carries them
+    UPSTREAM_LIB=""
+    [[ -f "$E2E_ROOT/upstream/lib/cuda_plugin.so" ]] && UPSTREAM_LIB="$E2E_ROOT/upstream/lib"
+    UPSTREAM_BIN="$E2E_ROOT/upstream/bin"
+    export CRIU JDK PLUGIN_DIR EMPTY_LIB BIN UPSTREAM_LIB UPSTREAM_BIN
 }
 
 # build_programs: compiles the test programs into $BIN with the host's nvcc
@@ -148,13 +152,14 @@ pack_logs() { tar -C "$OUT_DIR" -czf "$OUT_DIR/logs.tar.gz" logs && rm -rf "$LOG
 
 # ------------------------------------------------------------------ criu
 # criu_cmd NAME ACTION IMG [ARGS...]: criu ACTION -D IMG, log at $LOGS/NAME.ACTION.log, output at .out;
-# sets CRIU_SECS (wall time)
+# sets CRIU_SECS (wall time). CRIU_ENV (an array of VAR=VALUE) is criu's extra environment.
+CRIU_ENV=()
 criu_cmd() {
     local name="$1" action="$2" img="$3" t0 rc=0
     shift 3
     mkdir -p "$img"
     t0=$(now_s)
-    timeout -k 10 "${CRIU_CMD_TIMEOUT:-300}" "$CRIU" "$action" -D "$img" -o "$LOGS/$name.$action.log" -v4 "$@" \
+    env "${CRIU_ENV[@]}" timeout -k 10 "${CRIU_CMD_TIMEOUT:-180}" "$CRIU" "$action" -D "$img" -o "$LOGS/$name.$action.log" -v4 "$@" \
         >"$LOGS/$name.$action.out" 2>&1 || rc=$?
     CRIU_SECS=$(elapsed "$t0")
     return $rc

@@ -5,15 +5,19 @@
 # E2E_KEEP_LOG_DIR=1 to keep the folder too); OUT_DIR/summary.txt holds the PASS/FAIL and TIME lines.
 #
 # usage (repo root, on the GPU host): bash integration-tests/gpu/run-e2e.sh BUNDLE_DIR OUT_DIR
-# Env:  E2E_CASES="counter torch tree leave-running fail-script fail-full lock-timeout cpu-process twin"
-#       (a subset, in that order), COUNTER_MIB (default 256), and the log patterns E2E_CPU_CUDA_PATTERN,
+# Env:  E2E_CASES="counter torch tree leave-running fail-script fail-full lock-timeout cpu-process twin
+#       interop-upstream interop-to-upstream interop-legacy killed-after-pause killed-during-checkpoint
+#       killed-during-pagedump killed-after-exit sigint sigterm late-restore-failure"
+#       (a subset, in that order), COUNTER_MIB (default 256), BIG_MIB (the killed/interrupted cases' process,
+#       default 16384), and the log patterns E2E_CPU_CUDA_PATTERN,
 #       E2E_CHECKPOINTED_PATTERN, E2E_LOCK_FAILED_PATTERN (see cases.sh).
 set -uo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"   # sets GPU_DIR
 start_host_script "$@"
 source "$GPU_DIR/cases.sh"
+source "$GPU_DIR/cases_lifecycle.sh"
 T_START=$(now_s)
-CASES="${E2E_CASES:-counter torch tree leave-running fail-script fail-full lock-timeout cpu-process twin}"
+CASES="${E2E_CASES:-counter torch tree leave-running fail-script fail-full lock-timeout cpu-process twin interop-upstream interop-to-upstream interop-legacy killed-after-pause killed-during-checkpoint killed-during-pagedump killed-after-exit sigint sigterm late-restore-failure}"
 
 finish() {
     note "TIME total $(elapsed "$T_START")s"
@@ -46,6 +50,14 @@ for c in $CASES; do
         lock-timeout) case_lock_timeout plugin lock-timeout ;;
         cpu-process) case_cpu_process cpu-process ;;
         twin) case_twin cuda-checkpoint-twin ;;
+        interop-upstream) case_interop interop-upstream-to-ours upstream ours ;;
+        interop-to-upstream) case_interop interop-ours-to-upstream ours upstream ;;
+        interop-legacy) case_interop interop-legacy-upstream-to-ours upstream ours legacy ;;
+        killed-after-pause|killed-during-checkpoint|killed-during-pagedump|killed-after-exit)
+            case_criu_killed "criu-$c" "${c#killed-}" ;;
+        sigint) case_criu_interrupted criu-sigint INT ;;
+        sigterm) case_criu_interrupted criu-sigterm TERM ;;
+        late-restore-failure) case_late_restore_failure late-restore-failure ;;
         *) fail "$c" "unknown case (E2E_CASES)" ;;
     esac
 done

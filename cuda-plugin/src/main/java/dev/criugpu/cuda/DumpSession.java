@@ -3,6 +3,7 @@ package dev.criugpu.cuda;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.CriuServices;
 import dev.criugpu.api.Errno;
+import dev.criugpu.api.Interrupts;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
 import dev.criugpu.cuda.backend.DriverBackend;
@@ -92,7 +93,7 @@ final class DumpSession {
         if (tasks.containsKey(pid)) return 0;
         if (withoutCuda.contains(pid)) return Errno.NOT_SUPPORTED;
         OptionalInt tid;
-        CudaState state;
+        CudaState[] state = new CudaState[1];
         try {
             tid = backend.restoreThread(pid);
             if (tid.isEmpty()) {
@@ -100,10 +101,19 @@ final class DumpSession {
                 log.debug("pid {} has no CUDA state", pid);
                 return Errno.NOT_SUPPORTED;
             }
-            state = backend.state(pid);
+            // served by the task's restore thread: on a task stopped by its user this waits, so interruptibly
+            work.runNow(pid, "the CUDA state query", () -> state[0] = backend.state(pid));
         } catch (CudaCallException e) {
             throw CudaErrors.of(pid, "querying its CUDA state", e);
+        } catch (CriuException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new CriuException(Errno.EIO, "pid " + pid + ": querying its CUDA state failed: " + e);
         }
+        return pause(pid, tid.getAsInt(), state[0]);
+    }
+
+    private int pause(int pid, int restoreTid, CudaState state) {
         if (state == CudaState.FAILED) {
             throw new CriuException(Errno.EIO, "pid " + pid + ": its CUDA state is FAILED (an earlier checkpoint or "
                     + "restore broke it); it cannot be dumped");
@@ -111,7 +121,7 @@ final class DumpSession {
         List<GpuInfo> gpus = state == CudaState.CHECKPOINTED ? List.of() : gpusOf(pid);
         List<GpuInfo> visible = gpus.isEmpty() ? List.of() : TaskGpus.visible(pid, presentGpus, gpus);
         long start = Procs.stat(pid).map(Procs.Stat::startTime).orElse(0L);
-        CudaTask task = new CudaTask(pid, Procs.innermostPid(pid), tid.getAsInt(), state, gpus, visible, start);
+        CudaTask task = new CudaTask(pid, Procs.innermostPid(pid), restoreTid, state, gpus, visible, start);
         if (Transitions.needsCheckpoint(state)) watch(task);
         tasks.put(pid, task);
         if (Transitions.needsLock(state)) {
@@ -305,6 +315,13 @@ final class DumpSession {
 
     private List<String> restopAll() {
         List<String> errors = new ArrayList<>();
+        if (Interrupts.pendingStop().isPresent()) {
+            // a restore thread inside a driver call stops only when the call returns, which can take as long as the
+            // call; criu is about to end, and the kernel lets its tasks go when it does
+            log.debug("criu is ending: {} restore thread(s) are not stopped again", woken.size());
+            woken.clear();
+            return errors;
+        }
         for (RestoreThreadControl.Woken w : woken) {
             try {
                 deps.threads().restop(w);

@@ -2,6 +2,7 @@ package dev.criugpu.cuda;
 
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
+import dev.criugpu.api.Interrupts;
 import dev.criugpu.api.RestoreFailure;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
@@ -169,34 +170,38 @@ final class RestoreSession {
         return true;
     }
 
-    /** A task without a record (upstream's images keep none): the driver says what it needs. */
+    /**
+     * A task without a record (upstream's images keep none): the driver says what it needs. Only the restore-thread
+     * query is answered while criu holds the task stopped; every other call is served by that thread, so it is woken
+     * first and the state is asked on the worker.
+     */
     private boolean startUnrecorded(int pid) {
         OptionalInt tid = restoreThread(pid);
         if (tid.isEmpty()) {
             log.debug("pid {} has no CUDA state", pid);
             return false;
         }
-        CudaState state;
-        try {
-            state = backend.state(pid);
-        } catch (CudaCallException e) {
-            throw CudaErrors.of(pid, "querying its CUDA state", e);
-        }
+        woken.add(deps.threads().wake(pid, tid.getAsInt()));
+        work.submit(pid, () -> restoreUnrecorded(pid));
+        return true;
+    }
+
+    private void restoreUnrecorded(int pid) throws CudaCallException {
+        CudaState state = backend.state(pid);
         List<CudaAction> steps = switch (state) {
             case CHECKPOINTED -> List.of(CudaAction.RESTORE, CudaAction.UNLOCK);
             case LOCKED -> List.of(CudaAction.UNLOCK);
             case RUNNING -> List.of();
-            case FAILED -> throw new CriuException(Errno.EIO, "pid " + pid + ": its CUDA state is FAILED");
+            case FAILED -> throw new IllegalStateException("its CUDA state is FAILED");
         };
         if (steps.isEmpty()) {
             log.info("pid {} holds running CUDA state; nothing to restore", pid);
-            return true;
+            return;
         }
-        if (planError != null) throw new CriuException(Errno.ENODEV, "pid " + pid + ": " + planError);
+        if (planError != null) throw new IllegalStateException(planError);
         log.info("pid {} has no CUDA record (an image of upstream's plugin or an older criu); the driver says {}",
                 pid, state.word());
-        launch(pid, tid.getAsInt(), steps.contains(CudaAction.RESTORE) ? unrecordedPairs : List.of(), steps);
-        return true;
+        restoreOnWorker(pid, steps.contains(CudaAction.RESTORE) ? unrecordedPairs : List.of(), steps);
     }
 
     private OptionalInt restoreThread(int pid) {
@@ -235,6 +240,7 @@ final class RestoreSession {
                 errors.add(RestoreFailure.killTask(f.pid(), "CUDA restore failed: " + CudaErrors.describe(f.cause())).getMessage());
             }
         } finally {
+            if (Interrupts.pendingStop().isPresent()) woken.clear(); // criu is ending (see DumpSession.restopAll)
             for (RestoreThreadControl.Woken w : woken) {
                 try {
                     deps.threads().restop(w);

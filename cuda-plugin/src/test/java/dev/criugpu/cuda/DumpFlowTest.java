@@ -32,8 +32,8 @@ class DumpFlowTest {
     @TempDir
     Path images;
     final FakeDriver.Events events = new FakeDriver.Events();
-    final FakeDriver driver = new FakeDriver(events);
     final FakeThreads threads = new FakeThreads(events);
+    final FakeDriver driver = new FakeDriver(events, threads);
     final RecordingWatchdog watchdog = new RecordingWatchdog(events);
     final Tasks tasks = new Tasks();
     TestServices services;
@@ -53,10 +53,16 @@ class DumpFlowTest {
         return new DumpSession(services, new CudaDeps(driver, threads, watchdog.starter()), 10_000, List.of(), parallel);
     }
 
-    /** Runs PAUSE_DEVICES then CHECKPOINT_DEVICES for every pid, as criu does; returns the first failure, if any. */
-    static CriuException dump(DumpSession s, List<Integer> pids) {
+    /**
+     * Runs PAUSE_DEVICES then CHECKPOINT_DEVICES for every pid, as criu does (it stops each task right after its
+     * PAUSE_DEVICES); returns the first failure, if any.
+     */
+    CriuException dump(DumpSession s, List<Integer> pids) {
         try {
-            for (int p : pids) s.pause(p);
+            for (int p : pids) {
+                s.pause(p);
+                threads.hold(p);
+            }
             for (int p : pids) s.checkpoint(p);
             return null;
         } catch (CriuException e) {

@@ -17,7 +17,8 @@ import java.util.Set;
 /**
  * The CUDA checkpoint API as the driver answers it, in memory: each pid with CUDA has a state and follows the
  * driver's rules (RUNNING -lock-> LOCKED -checkpoint-> CHECKPOINTED -restore-> LOCKED -unlock-> RUNNING; any other
- * action fails as the driver does); a pid without CUDA has no restore thread. Failures can be planted per pid and
+ * action fails as the driver does); a pid without CUDA has no restore thread; every call but the restore-thread
+ * query needs that thread running when criu holds the task stopped. Failures can be planted per pid and
  * action. Every call is appended to {@link #events} (shared with the other fakes, to check ordering).
  */
 final class FakeDriver implements CudaBackend {
@@ -25,9 +26,19 @@ final class FakeDriver implements CudaBackend {
     private final Map<String, CudaCallException> planted = new HashMap<>();
     private final Set<String> once = new HashSet<>();
     final Events events;
+    private final FakeThreads threads;
 
-    FakeDriver(Events events) {
+    FakeDriver(Events events, FakeThreads threads) {
         this.events = events;
+        this.threads = threads;
+    }
+
+    /** A call the real driver would never answer: fail the test instead of hanging it. */
+    private void requireServed(String call, int pid) {
+        if (!threads.served(pid)) {
+            throw new AssertionError(call + " of pid " + pid + " while criu holds it stopped and its restore thread"
+                    + " sleeps: the driver would never answer");
+        }
     }
 
     synchronized FakeDriver cuda(int pid, CudaState state) {
@@ -62,6 +73,7 @@ final class FakeDriver implements CudaBackend {
 
     private synchronized void move(int pid, String action, CudaState from, CudaState to) throws CudaCallException {
         events.add(action + " " + pid);
+        requireServed(action, pid);
         maybeFail(action, pid);
         if (require(pid) != from) {
             throw new CudaCallException(cuda_h.CUDA_ERROR_ILLEGAL_STATE, action + " of pid " + pid + " in state " + states.get(pid));
@@ -83,6 +95,7 @@ final class FakeDriver implements CudaBackend {
     @Override
     public synchronized CudaState state(int pid) throws CudaCallException {
         events.add("state " + pid);
+        requireServed("state", pid);
         return require(pid);
     }
 

@@ -9,6 +9,7 @@ import java.util.Set;
 final class FakeThreads implements RestoreThreadControl {
     private final FakeDriver.Events events;
     private final Set<Integer> running = new HashSet<>();
+    private final Set<Integer> held = new HashSet<>();
 
     FakeThreads(FakeDriver.Events events) {
         this.events = events;
@@ -25,6 +26,19 @@ final class FakeThreads implements RestoreThreadControl {
     public synchronized void restop(Woken w) {
         events.add("restop " + w.pid());
         running.remove(w.tid());
+    }
+
+    /** criu stopped the task (it froze it after PAUSE_DEVICES, or created it stopped on restore). */
+    synchronized void hold(int pid) {
+        held.add(pid);
+    }
+
+    /**
+     * Whether the driver can serve a call for the task now: the driver's work happens on the task's restore
+     * thread, so with the task stopped by criu and that thread not woken, a call would wait for ever.
+     */
+    synchronized boolean served(int pid) {
+        return !held.contains(pid) || running.contains(pid);
     }
 
     /** Threads woken and not stopped again: criu would fail to detach these. */

@@ -33,8 +33,8 @@ class RestoreFlowTest {
     @TempDir
     Path images;
     final FakeDriver.Events events = new FakeDriver.Events();
-    final FakeDriver driver = new FakeDriver(events);
     final FakeThreads threads = new FakeThreads(events);
+    final FakeDriver driver = new FakeDriver(events, threads);
     final Tasks tasks = new Tasks();
     TestServices services;
 
@@ -49,7 +49,9 @@ class RestoreFlowTest {
         tasks.close();
     }
 
+    /** A restore session; criu has every task of the tree stopped when RESUME_DEVICES_LATE comes. */
     RestoreSession session(List<CudaTaskEntry> records, Set<Integer> resumed) {
+        for (int p : resumed) threads.hold(p);
         return new RestoreSession(new CudaDeps(driver, threads, () -> dev.criugpu.cuda.guard.WatchdogLink.NONE),
                 records, resumed, true, List.of(), List.of(), Map.of(), true);
     }

@@ -6,10 +6,15 @@ package dev.criugpu.api;
  * <ul>
  * <li>{@code resume-devices-late}: the plugin's device restore of every task fails in RESUME_DEVICES_LATE, and the
  * {@link RestoreFailure} policy applies to it.</li>
+ * <li>{@code stall-before-checkpoint}, {@code stall-after-exit}: criu is held (up to {@link #STALL_MS}) at the first
+ * CHECKPOINT_DEVICES, with the tree locked and frozen, or right after the plugin's dump exit, before criu kills the
+ * tree: points at which a test kills criu to see what its tasks become.</li>
  * </ul>
  */
 final class Faults {
     static final String VARIABLE = "CRIU_GPU_FAULT";
+    static final long STALL_MS = 120_000;
+    private static boolean stalledBeforeCheckpoint;
 
     private Faults() {
     }
@@ -17,6 +22,25 @@ final class Faults {
     static boolean injected(CriuServices services, String fault) {
         String v = System.getenv(VARIABLE);
         return services.forced() && v != null && v.equals(services.pluginName() + ":" + fault);
+    }
+
+    /** Holds criu at a named point once, logging the line a test waits for; ends early on a stop signal. */
+    static void stall(CriuServices services, String point) {
+        if (!injected(services, "stall-" + point)) return;
+        if (point.equals("before-checkpoint")) {
+            if (stalledBeforeCheckpoint) return;
+            stalledBeforeCheckpoint = true;
+        }
+        services.log(LogLevel.INFO, "fault injected by " + VARIABLE + ": criu stalls " + point.replace('-', ' '));
+        long deadline = System.nanoTime() + STALL_MS * 1_000_000;
+        while (System.nanoTime() < deadline && Interrupts.pendingStop().isEmpty()) {
+            try {
+                Thread.sleep(Interrupts.SLICE_MS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
     }
 
     /** RESUME_DEVICES_LATE as a failed device restore: the task is killed. */

@@ -70,7 +70,10 @@ final class HookDispatcher {
     }
 
     int checkpointDevices(int pid) {
-        return call(Hook.CHECKPOINT_DEVICES, "pid=" + pid, () -> plugin.checkpointDevices(pid));
+        return call(Hook.CHECKPOINT_DEVICES, "pid=" + pid, () -> {
+            Faults.stall(services, "before-checkpoint");
+            return plugin.checkpointDevices(pid);
+        });
     }
 
     int postForking() {
@@ -91,6 +94,7 @@ final class HookDispatcher {
         }
         guarded(services, "exit", () -> {
             plugin.exit(Stage.of(stage), ret);
+            Faults.stall(services, "after-exit");
             return 0;
         });
     }

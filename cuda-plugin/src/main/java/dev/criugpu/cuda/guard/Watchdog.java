@@ -223,13 +223,17 @@ public final class Watchdog {
         return all ? 0 : 1;
     }
 
-    /** Brings one survivor back and watches it until it has stayed back for the settle time (or gives up). */
+    /**
+     * Brings one survivor back (one log line when it is back), then watches it for the settle time: a driver call
+     * criu started may still land and move it again, and is undone too (a second line then).
+     */
     boolean returnTask(GuardedTask t, CudaBackend backend) {
         long start = System.nanoTime();
         long giveUp = start + args.giveUpMs() * 1_000_000;
         long backSince = -1;
         CudaState first = null;
         List<String> done = new ArrayList<>();
+        int doneWhenBack = -1;
         String lastError = null;
         while (System.nanoTime() < giveUp) {
             if (!t.alive()) {
@@ -241,12 +245,16 @@ public final class Watchdog {
                 if (first == null) first = now;
                 if (now == t.initial()) {
                     if (backSince < 0) backSince = System.nanoTime();
-                    if ((System.nanoTime() - backSince) / 1_000_000 >= args.settleMs()) {
+                    if (doneWhenBack < 0) {
                         say("pid " + t.pid() + ": outlived criu; " + first.word() + " -> " + t.initial().word()
                                 + (done.isEmpty() ? " (nothing to do)" : " via " + done) + " in "
                                 + (backSince - start) / 1_000_000 + " ms");
-                        return true;
+                    } else if (done.size() > doneWhenBack) {
+                        say("pid " + t.pid() + ": moved again by a driver call criu had started; back in "
+                                + t.initial().word() + " via " + done.subList(doneWhenBack, done.size()));
                     }
+                    doneWhenBack = done.size();
+                    if ((System.nanoTime() - backSince) / 1_000_000 >= args.settleMs()) return true;
                 } else {
                     backSince = -1;
                     for (CudaAction a : Transitions.returnSteps(t.initial(), now)) {

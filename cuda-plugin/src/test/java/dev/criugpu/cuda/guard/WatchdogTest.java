@@ -118,7 +118,8 @@ class WatchdogTest {
         driver.lockLandsAfter(pid, 1000);
         assertEquals(0, w.get(30, TimeUnit.SECONDS));
         assertEquals(CudaState.RUNNING, driver.states.get(pid));
-        assertTrue(log().contains("pid " + pid + ": outlived criu; running -> running via [unlock]"), log());
+        assertTrue(log().contains("pid " + pid + ": outlived criu; running -> running (nothing to do)"), log());
+        assertTrue(log().contains("pid " + pid + ": moved again by a driver call criu had started; back in running via [unlock]"), log());
     }
 
     @Test

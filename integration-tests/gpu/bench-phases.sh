@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark on the GPU host: criu dump + restore of CUDA processes through three flows, interleaved in
+# one run, every command split into phases from criu's own log (-v4 timestamps), medians over rounds:
+#   ours      criu 4.2.1 + our plugin dir (--lib)
+#   upstream  the same criu binary + CRIU's own cuda_plugin.so (built from Debian's criu 4.2.1 source) and NVIDIA's
+#             cuda-checkpoint on PATH (both from the bundle's upstream.tar.xz)
+#   manual    the driver API called by a helper before and after plain criu (cuda_ckpt suspend / resume)
+# Diagnostic flows (BENCH_FLOWS): ours-seq (CRIU_CUDA_PARALLEL=0), ours-cli (CRIU_CUDA_BACKEND=cli: no libcuda in
+# criu). For every task it also records, when criu starts dumping its pages, how much of its memory sits in
+# transparent huge pages (AnonHugePages of /proc/PID/smaps_rollup).
+# Every cycle is checked: the restored counters continue and their device memory verifies on the GPU.
+#
+# usage (repo root, on the GPU host): bash integration-tests/gpu/bench-phases.sh BUNDLE_DIR OUT_DIR
+# Env: BENCH_CASES   "mib:children:rounds ..." (default "64:0:3 8192:0:3 4096:3:1": 64 MiB and 8 GiB single
+#                    processes, median of 3; a tree of 4 x 4 GiB, once)
+#      BENCH_FLOWS   default "ours upstream manual"
+# Output: OUT_DIR/phases.md (the table), OUT_DIR/phases.tsv (one line per command), OUT_DIR/summary.txt.
+set -uo pipefail
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"   # sets GPU_DIR
+start_host_script "$@"
+source "$GPU_DIR/cases.sh"
+source "$GPU_DIR/cases_lifecycle.sh"
+CASES="${BENCH_CASES:-64:0:3 8192:0:3 4096:3:1}"
+FLOWS="${BENCH_FLOWS:-ours upstream manual}"
+TSV="$OUT_DIR/phases.tsv"
+TABLE="$OUT_DIR/phases.md"
+
+unpack_bundle "$bundle" || { echo "cannot unpack $bundle" >&2; exit 1; }
+build_programs >"$LOGS/build.out" 2>&1 || { echo "building the test programs failed" >&2; exit 1; }
+[[ -n "$PLUGIN_DIR" ]] || { echo "the bundle has no plugin dir" >&2; exit 1; }
+if [[ " $FLOWS " == *" upstream "* ]] && ! upstream_ready; then echo "$CKPT_WHY" >&2; exit 1; fi
+
+# ts LOG ERE [last]: the criu timestamp (seconds) of the first (or last) line matching ERE; empty when none
+ts() {
+    local pick=head
+    [[ "${3:-}" == last ]] && pick=tail
+    grep -E -- "$2" "$1" 2>/dev/null | "$pick" -n1 | sed -n 's/^(\([0-9]*\.[0-9]*\)).*/\1/p'
+}
+span() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "") print "NA"; else printf "%.3f", b - a }'; }
+
+# dump_phases LOG: init, freeze (incl. locking), device checkpoint, task dump (pages), rest
+dump_phases() {
+    local log="$1" pre frozen lock first post fin
+    pre=$(ts "$log" "Running pre-dump scripts")
+    frozen=$(ts "$log" "Collected [0-9]+ in [0-9]+ state" last)
+    lock=$(ts "$log" "net: Lock network")
+    first=$(ts "$log" "Dumping task \(pid")
+    post=$(ts "$log" "Running post-dump scripts")
+    fin=$(ts "$log" "Dumping finished successfully")
+    echo "$(span 0 "$pre") $(span "$pre" "$frozen") $(span "$frozen" "$lock") $(span "$first" "$post") $(span "$post" "$fin")"
+}
+
+# restore_phases LOG: init, memory and tasks (fork .. late hook), device restore (late hook .. done)
+restore_phases() {
+    local log="$1" pre late fin
+    pre=$(ts "$log" "Running pre-restore scripts")
+    late=$(ts "$log" "Run late stage hook")
+    fin=$(ts "$log" "Restore finished successfully")
+    echo "$(span 0 "$pre") $(span "$pre" "$late") $(span "$late" "$fin")"
+}
+
+# thp_at_page_dump LOG PIDS...: MiB in huge pages of each task when criu began its pages (sampled by a watcher)
+watch_thp() {
+    local log="$1" out="$2"
+    shift 2
+    (
+        for p in "$@"; do
+            wait_for "$log" "Dumping pages \(type: [0-9]+ pid: $p\)" 300 || continue
+            awk -v p="$p" '/AnonHugePages/ {printf "%s:%d ", p, $2 / 1024}' "/proc/$p/smaps_rollup" 2>/dev/null
+        done >"$out"
+    ) &
+    THP_WATCHER=$!
+}
+
+# cycle FLOW MIB CHILDREN ROUND: one dump + restore, one TSV line
+cycle() {
+    local flow="$1" mib="$2" children="$3" round="$4" name img ok=yes dump_s restore_s helper_d=0 helper_r=0
+    local -a env=()
+    name="ph-$flow-$mib-$children-$round"
+    img="$IMG_ROOT/$name"
+    case "$flow" in
+        ours-seq) env=(CRIU_CUDA_PARALLEL=0) ;;
+        ours-cli) env=(CRIU_CUDA_BACKEND=cli PATH="$UPSTREAM_BIN:$PATH") ;;
+    esac
+    COUNTER_MIB="$mib" start_counter "$name" "$children" --tick-ms 20 || { note "FAIL $name: $CKPT_WHY"; kill_all "$ROOT"; return; }
+    mapfile -t TREE_PIDS < <(tree_pids "$ROOT")
+    watch_thp "$LOGS/$name.dump.log" "$LOGS/$name.thp" "${TREE_PIDS[@]}"
+    CRIU_ENV=("${env[@]}")
+    case "$flow" in
+        manual)
+            helper "$name" suspend "${TREE_PIDS[@]}" || ok="suspend"
+            helper_d=$HELPER_SECS
+            criu_cmd "$name" dump "$img" -t "$ROOT" --lib "$EMPTY_LIB" || ok="dump" ;;
+        upstream) criu_with_upstream "$name" dump "$img" -t "$ROOT" || ok="dump" ;;
+        *) criu_cmd "$name" dump "$img" -t "$ROOT" --lib "$PLUGIN_DIR" || ok="dump" ;;
+    esac
+    dump_s=$CRIU_SECS
+    wait "$THP_WATCHER" 2>/dev/null
+    reap_dumped "$ROOT"
+    if [[ "$ok" == yes ]]; then
+        wait_gone 60 "${TREE_PIDS[@]}" || ok="pids-busy"
+    fi
+    if [[ "$ok" == yes ]]; then
+        case "$flow" in
+            manual)
+                criu_cmd "$name" restore "$img" -d --lib "$EMPTY_LIB" || ok="restore"
+                restore_s=$CRIU_SECS
+                helper "$name" resume "${TREE_PIDS[@]}" || ok="resume"
+                helper_r=$HELPER_SECS ;;
+            upstream) criu_with_upstream "$name" restore "$img" -d || ok="restore"; restore_s=$CRIU_SECS ;;
+            *) criu_cmd "$name" restore "$img" -d --lib "$PLUGIN_DIR" || ok="restore"; restore_s=$CRIU_SECS ;;
+        esac
+    fi
+    if [[ "$ok" == yes ]]; then
+        keeps_working "$name" || ok="check: $CKPT_WHY"
+    fi
+    CRIU_ENV=()
+    kill_all "${TREE_PIDS[@]}"
+    wait_gone 60 "${TREE_PIDS[@]}" || true
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$flow" "$mib" "$children" "$round" "${dump_s:-NA}" "$helper_d" \
+        "$(dump_phases "$LOGS/$name.dump.log")" "${restore_s:-NA}" "$helper_r" "$(restore_phases "$LOGS/$name.restore.log")" \
+        "$ok|$(cat "$LOGS/$name.thp" 2>/dev/null)" | tee -a "$TSV"
+    rm -rf "$img"
+}
+
+note "SETUP $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n1); criu $("$CRIU" --version | awk '/Version/ {print $2}'); upstream: $(cat "$E2E_ROOT/upstream/VERSION" 2>/dev/null)"
+: >"$TSV"
+for spec in $CASES; do
+    IFS=: read -r mib children rounds <<<"$spec"
+    for ((r = 1; r <= rounds; r++)); do
+        for flow in $FLOWS; do
+            cycle "$flow" "$mib" "$children" "$r"
+        done
+    done
+done
+python3 "$GPU_DIR/phases_table.py" "$TSV" >"$TABLE" 2>&1 || echo "phases_table.py failed" >>"$TABLE"
+cat "$TABLE" | tee -a "$SUMMARY"
+pack_logs
