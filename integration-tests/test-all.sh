@@ -92,7 +92,7 @@ check_as_user() {
         problems=$((problems + 1))
     fi
     if command -v docker >/dev/null 2>&1 && ! docker_answers; then
-        err=$(docker info 2>&1 >/dev/null | tail -n 1)
+        err=$(docker info 2>&1 >/dev/null | tail -n 1 || true)
         if [[ "$err" == *"permission denied"* ]]; then
             echo "test-all: this user may not use the Docker daemon: add it to the group docker (usermod -aG docker $(id -un))" >&2
         else
