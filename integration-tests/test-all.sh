@@ -22,7 +22,7 @@ DOCKERD_WAIT_S=60
 # shellcheck source=find-jdk.sh
 source integration-tests/find-jdk.sh
 
-log() { echo "test-all: $*"; }
+log() { echo "test-all: [${SECONDS}s] $*"; }
 die() { echo "test-all: ERROR: $*" >&2; exit 1; }
 root() { [[ $(id -u) == 0 ]]; }
 
@@ -174,6 +174,8 @@ else
 fi
 JDK=$(find_jdk) || die "no JDK 22 or newer found"
 log "JDK: $JDK"
+log "criu images"
 integration-tests/criu-image/build.sh
 log "running the build and all tests: JAVA_HOME=$JDK CI=$CI mvn -B install $*"
 JAVA_HOME="$JDK" mvn -B install "$@"
+log "build and all tests passed"
