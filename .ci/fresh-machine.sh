@@ -53,6 +53,14 @@ docker run -d --name "$NAME" --cap-add ALL --cap-drop SYS_RESOURCE \
     -v "$OUT/docker:/var/lib/docker" -v "$OUT/src.git:/src.git:ro" "$BASE" sleep infinity >/dev/null
 in_box() { docker exec "$NAME" bash -c "$1"; }
 in_box 'for d in /sys/fs/cgroup/*/; do mountpoint -q "$d" && mount -o remount,bind,rw "$d"; done'
+# The host's own CA certificates are part of the network the box sees (an egress proxy that inspects TLS signs
+# with one): without them Maven could not reach its repository from the box.
+if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then
+    for crt in /usr/local/share/ca-certificates/*.crt; do
+        docker cp "$crt" "$NAME:/usr/local/share/ca-certificates/" >/dev/null
+    done
+    in_box 'update-ca-certificates >/dev/null'
+fi
 
 timed() {  # LABEL LOGFILE COMMAND: runs COMMAND in the container, prints its wall time, returns its status
     local t0=$SECONDS rc=0
