@@ -3,7 +3,7 @@
 # own Docker daemon to start, into which this repository's current branch is cloned.
 #   1. as a non-root user, integration-tests/test-all.sh must name what is missing and exit non-zero;
 #   2. as root, git clone + integration-tests/test-all.sh must pass with the criu integration tests run;
-#   3. integration-tests/demo/demo.sh must show a dump and a restore.
+#   3. integration-tests/demo/demo.sh, in a second clone without a build, must build and show a dump and a restore.
 # Prints the wall time of each; the transcripts go to OUT_DIR (default /var/tmp/criu-java-gpu-fresh).
 # Usage (root, on a host with a Docker daemon and debootstrap): .ci/fresh-machine.sh [OUT_DIR]
 # Env: DEBIAN_MIRROR (default http://deb.debian.org/debian), FRESH_KEEP=1 leaves the container running.
@@ -87,8 +87,10 @@ grep -q 'SKIPPED: no Docker' "$OUT/test-all.log" && die "integration tests were 
 grep -E 'Tests run:.*Skipped' "$OUT/test-all.log" | grep -v ' in ' | sed 's/^/  | /'
 grep -qE '^\[INFO\] Running dev\.criugpu\.it\.' "$OUT/test-all.log" || die "no integration test ran"
 
-log "3. root: the demo command"
-timed "demo.sh" demo.log 'cd /root/criu-java-gpu && integration-tests/demo/demo.sh' \
+log "3. root: the demo command in a second clone, which has no build yet"
+timed "git clone + demo.sh" demo.log \
+    'cd /root && git clone -q /src.git demo-clone && cd demo-clone && integration-tests/demo/demo.sh' \
     || { tail -n 40 "$OUT/demo.log" >&2; die "the demo failed"; }
+grep -q '^== no plugin directory' "$OUT/demo.log" || die "the demo did not build the plugin directory"
 grep -E '^(== |dump took|restore took|counter was)' "$OUT/demo.log" | sed 's/^/  | /'
 log "passed"
