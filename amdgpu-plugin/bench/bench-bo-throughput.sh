@@ -8,7 +8,8 @@
 set -euo pipefail
 MODULE=$(cd "$(dirname "$0")/.." && pwd)
 ROOT=$(cd "$MODULE/.." && pwd)
-export JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
+JAVA_HOME=$(source "$ROOT/integration-tests/find-jdk.sh" && find_jdk) || exit 1
+export JAVA_HOME
 export PATH="$JAVA_HOME/bin:$PATH"
 
 # Build the module (and the modules it needs) if its test classes or the simulator are missing.

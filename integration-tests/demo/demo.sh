@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# A real criu dump + restore with our plugins, narrated. Run from the repo root after `mvn -B install`:
+# A real criu dump + restore with our plugins, narrated. Run from the repo root:
 #   integration-tests/demo/demo.sh
+# It builds the plugin directory first (mvn install -pl native -am, no tests) if there is none yet.
 # On an NVIDIA host with the GPU bundle (integration-tests/gpu/build-bundle.sh, made on a build machine) it
 # checkpoints and restores a CUDA program whose device memory holds a pattern and a counter, and shows what the
 # CUDA plugin did. Otherwise, with docker, it checkpoints a counting process inside the criu 4.2.1 container, CPU
@@ -31,7 +32,16 @@ if ((!installed)) && [[ -d /proc/driver/nvidia/gpus && -f "$root/.gpu-bundle/cri
     exit "$rc"
 fi
 
-[[ -x "$lib/bin/criu-gpu" ]] || { echo "demo: $lib is missing: run 'mvn -B install' first" >&2; exit 1; }
+if ((!installed)) && [[ ! -x "$lib/bin/criu-gpu" ]]; then
+    say "no plugin directory at $lib yet: building it (mvn -B -q install -DskipTests -pl native -am)"
+    source "$root/integration-tests/find-jdk.sh"
+    jdk=$(find_jdk) || { echo "demo: the build needs a JDK 22+ (as root, integration-tests/test-all.sh installs everything)" >&2; exit 1; }
+    for tool in mvn gcc make; do
+        command -v "$tool" >/dev/null || { echo "demo: the build needs $tool (as root, integration-tests/test-all.sh installs everything)" >&2; exit 1; }
+    done
+    (cd "$root" && JAVA_HOME="$jdk" mvn -B -q install -DskipTests -pl native -am)
+    [[ -x "$lib/bin/criu-gpu" ]] || { echo "demo: the build did not produce $lib/bin/criu-gpu" >&2; exit 1; }
+fi
 say "criu-gpu doctor (this host)"
 "$lib/bin/criu-gpu" doctor || true
 
@@ -57,7 +67,7 @@ elif command -v criu >/dev/null 2>&1 && [[ $(id -u) == 0 ]]; then
     run() { bash -c "$1"; }
     fetch_images() { cp -r "$W/img" "$1"; }
 else
-    echo "demo: needs docker (start dockerd, see .ci/run) or, as root, a criu 4.0+ on PATH" >&2
+    echo "demo: needs a Docker daemon (as root, integration-tests/test-all.sh installs and starts one) or, as root, a criu 4.0+ on PATH" >&2
     exit 1
 fi
 run "mkdir -p $W/img"

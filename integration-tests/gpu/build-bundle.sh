@@ -14,7 +14,7 @@
 # with (a cache made elsewhere is rejected and the JVM starts without it).
 #
 # Usage (from anywhere, on the development machine, as root for apt): integration-tests/gpu/build-bundle.sh [OUT_DIR]
-# Env: JAVA_HOME (default /usr/lib/jvm/temurin-25-jdk-amd64), DEBIAN_MIRROR (default http://deb.debian.org/debian),
+# Env: JAVA_HOME (default: the JDK integration-tests/find-jdk.sh finds), DEBIAN_MIRROR (default http://deb.debian.org/debian),
 #      PLUGIN_DIR (default native/target/criu-lib), BUNDLE_CACHE (default /var/tmp/criu-gpu-bundle-cache),
 #      CUDA_CHECKPOINT (path of NVIDIA's cuda-checkpoint binary to carry; never committed, fetched from
 #      github:NVIDIA/cuda-checkpoint by whoever builds the bundle), UPSTREAM=0 to leave upstream's plugin out.
@@ -22,7 +22,7 @@ set -euo pipefail
 
 REPO="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
 OUT="${1:-$REPO/.gpu-bundle}"
-JDK="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
+JDK="$(source "$REPO/integration-tests/find-jdk.sh" && find_jdk)" || exit 1
 MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 PLUGIN_DIR="${PLUGIN_DIR:-$REPO/native/target/criu-lib}"
 CACHE="${BUNDLE_CACHE:-/var/tmp/criu-gpu-bundle-cache}"

@@ -8,7 +8,8 @@ set -euo pipefail
 MODULE=$(cd "$(dirname "$0")/.." && pwd)
 DIR=${1:-$MODULE/target/bench}
 MIB=${2:-4096}
-export JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
+JAVA_HOME=$(source "$MODULE/../integration-tests/find-jdk.sh" && find_jdk) || exit 1
+export JAVA_HOME
 mkdir -p "$DIR"
 (cd "$MODULE/.." && mvn -B -q -pl inventory test-compile dependency:build-classpath \
     -Dmdep.outputFile="$MODULE/target/test.classpath" -Dmdep.includeScope=test) 2>&1 | grep -v WARNING || true

@@ -21,8 +21,21 @@ final class CudaDiagnosis {
     private CudaDiagnosis() {
     }
 
+    /** @param cfgFile the plugin dir's criu-gpu.cfg, or null when the plugin dir is unknown */
     static Diagnosis run(Map<String, String> env, Path cfgFile) {
         List<String> details = new ArrayList<>();
+        // First: a bad setting is worth knowing before the plugin dir moves to a GPU host.
+        PluginConfig config;
+        try {
+            config = PluginConfig.load(env, cfgFile);
+            config.backend();
+            config.parallel();
+            config.guard();
+            config.deviceMap();
+            config.treatAbsent();
+        } catch (IllegalArgumentException e) {
+            return Diagnosis.disabled(CudaPlugin.NAME, "bad configuration: " + e.getMessage(), details);
+        }
         Path proc = NvidiaGpus.PROC_ROOT;
         if (!Files.isDirectory(proc.resolve("gpus"))) {
             return Diagnosis.disabled(CudaPlugin.NAME, "no NVIDIA GPU: " + proc.resolve("gpus") + " is absent", details);
@@ -36,20 +49,13 @@ final class CudaDiagnosis {
             details.add("GPUs: cannot list: " + e.getMessage());
         }
         details.add("persistence: " + persistence());
-        PluginConfig config;
-        try {
-            config = PluginConfig.load(env, cfgFile);
-            config.backend();
-        } catch (IllegalArgumentException e) {
-            return Diagnosis.disabled(CudaPlugin.NAME, "bad configuration: " + e.getMessage(), details);
-        }
         DriverBackend.Probe probe = DriverBackend.probe();
         details.add("driver API: " + (probe.usable()
                 ? probe.apiVersion() + (probe.backend().supportsGpuRemap() ? " (checkpoint API, GPU remapping)" : " (checkpoint API, no GPU remapping: needs r580)")
                 : probe.reason()));
         details.add(CliBackend.EXECUTABLE + ": " + CliBackend.findInPath(env.get("PATH")).map(Path::toString).orElse("not in PATH"));
         BackendSelection s = BackendSelection.choose(config.backend(), () -> probe, env.get("PATH"));
-        details.add("parallel per-task work: " + (config.parallel() ? "on" : "off (CRIU_CUDA_PARALLEL=0)"));
+        details.add("parallel per-task work: " + (config.parallel() ? "on" : "off (CRIU_CUDA_PARALLEL=0 or cuda.parallel=0)"));
         return s.chosen().isPresent()
                 ? Diagnosis.enabled(CudaPlugin.NAME, s.reason(), details)
                 : Diagnosis.disabled(CudaPlugin.NAME, s.reason(), details);

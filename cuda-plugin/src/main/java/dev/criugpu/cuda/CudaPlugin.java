@@ -200,6 +200,8 @@ public final class CudaPlugin implements CriuPlugin {
 
     @Override
     public Diagnosis diagnose() {
-        return CudaDiagnosis.run(System.getenv(), cfgFile(null));
+        // criu-gpu doctor runs outside criu: bin/criu-gpu names the plugin dir it was started from.
+        String dir = System.getProperty("criu.gpu.dir");
+        return CudaDiagnosis.run(System.getenv(), cfgFile(dir == null ? null : Path.of(dir)));
     }
 }
