@@ -128,12 +128,12 @@ mdump() {
     AT_DUMP_NAME="$name"
     checkpoint_tree plugin "$name" "$ROOT" "$img" || return 1
     reap_dumped "$ROOT"
-    # the plugin's watchdog (a detached JVM) outlives criu dump and writes its last lines into
+    # the plugin's CUDA agent (a detached JVM) outlives criu dump and writes its last lines into
     # cuda-plugin-watchdog.log in the images dir: let it finish, so it neither races a restore nor changes the images
     # dir under a later check
     if [[ -n "$(ls "$img"/cuda-plugin-*.img 2>/dev/null)" ]] \
-        && ! wait_for "$img/cuda-plugin-watchdog.log" 'cuda watchdog: (criu finished with|pid [0-9]+: (ended with|outlived))' 60; then
-        note "INFO $name: the CUDA watchdog wrote no final line within 60 s ($(tail -n1 "$img/cuda-plugin-watchdog.log" 2>&1))"
+        && ! wait_for "$img/cuda-plugin-watchdog.log" 'cuda agent: (criu finished with|pid [0-9]+: (ended with|outlived))' 60; then
+        note "INFO $name: the CUDA agent wrote no final line within 60 s ($(tail -n1 "$img/cuda-plugin-watchdog.log" 2>&1))"
     fi
     LOG_AT_DUMP="$LOGS/$name.program.at-dump"
     cp "$PLOG" "$LOG_AT_DUMP"

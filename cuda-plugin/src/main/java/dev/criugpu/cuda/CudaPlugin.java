@@ -16,8 +16,8 @@ import dev.criugpu.cuda.config.PluginConfig;
 import dev.criugpu.cuda.gpu.GpuInfo;
 import dev.criugpu.cuda.gpu.GpuUuid;
 import dev.criugpu.cuda.gpu.NvidiaGpus;
-import dev.criugpu.cuda.guard.DetachedWatchdog;
-import dev.criugpu.cuda.guard.WatchdogLink;
+import dev.criugpu.cuda.agent.AgentClient;
+import dev.criugpu.cuda.agent.WatchdogLink;
 import dev.criugpu.cuda.image.CudaTaskImages;
 import dev.criugpu.cuda.ptrace.RestoreThreads;
 import dev.criugpu.inventory.ImageException;
@@ -27,6 +27,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.EnumSet;
 import java.util.List;
@@ -95,25 +96,33 @@ public final class CudaPlugin implements CriuPlugin {
             log.warn("this criu has no set_compel_interrupt_only_mode: with --freeze-cgroup CUDA tasks cannot be woken");
         }
         int timeoutMs = commandLine.timeoutOrDefault() * 1000;
-        dump = new DumpSession(services, new CudaDeps(backend, RestoreThreads.PTRACE, watchdogs(services, config, backend,
-                timeoutMs)), timeoutMs, presentGpus(Set.of()), config.parallel());
+        DumpSession.removeStaleFiles(services);
+        dump = new DumpSession(services, dumpDeps(services, config, backend, timeoutMs), timeoutMs, presentGpus(Set.of()),
+                config.parallel());
         return 0;
     }
 
     /**
-     * The watchdog a dump starts at its first CUDA task; it keeps watching a returned task for longer than a lock
-     * criu started could still take to finish.
+     * The dump's driver calls go to the CUDA agent, a process beside criu started now (it connects while criu seizes
+     * the tree), which also answers for the tasks if criu goes away; it keeps watching a returned task for longer than
+     * a lock criu started could still take. Without the watch ({@code CRIU_CUDA_GUARD=0}) the calls run in criu.
      */
-    private static WatchdogLink.Starter watchdogs(CriuServices services, PluginConfig config, CudaBackend backend,
-                                                  int lockTimeoutMs) {
+    private static CudaDeps dumpDeps(CriuServices services, PluginConfig config, CudaBackend backend, int lockTimeoutMs) {
         if (!config.guard()) {
-            log.info("no CUDA watchdog (CRIU_CUDA_GUARD=0): if criu dies during the dump, return its CUDA tasks with "
-                    + "`criu-gpu cuda --toggle --pid PID`");
-            return () -> WatchdogLink.NONE;
+            log.info("no CUDA agent (CRIU_CUDA_GUARD=0): driver calls run inside criu, and if criu dies during the dump "
+                    + "its CUDA tasks stay as they are (return them with `criu-gpu cuda --toggle --pid PID`)");
+            return new CudaDeps(backend, RestoreThreads.PTRACE, WatchdogLink.NONE);
         }
-        Path dir = services.imageDir().orElse(null);
-        if (dir == null) return () -> { throw new java.io.IOException("criu gave no images directory for its log"); };
-        return DetachedWatchdog.starter(backend, DumpSession.watchdogLog(dir), lockTimeoutMs + 2000L);
+        Path dir = services.imageDir().orElseThrow(() -> new CriuException(Errno.EINVAL, "criu gave no images directory"));
+        Path aot = services.pluginDir() == null ? null : services.pluginDir().resolve("java/criu-gpu.aot");
+        List<String> options = aot != null && Files.isRegularFile(aot) ? List.of("-XX:AOTCache=" + aot) : List.of();
+        try {
+            AgentClient agent = AgentClient.start(backend, DumpSession.watchdogLog(dir), lockTimeoutMs + 2000L, options);
+            return new CudaDeps(agent, RestoreThreads.PTRACE, agent);
+        } catch (IOException e) {
+            throw new CriuException(Errno.EIO, "cannot start the CUDA agent: " + e.getMessage()
+                    + " (CRIU_CUDA_GUARD=0 dumps without it, with driver calls inside criu)");
+        }
     }
 
     private static CriuCommandLine commandLine() {
@@ -136,7 +145,7 @@ public final class CudaPlugin implements CriuPlugin {
             var records = CudaTaskImages.readAll(dir);
             // LISTED or LEGACY (NOT_LISTED disabled the plugin before): tasks without a record of ours may hold CUDA
             // state all the same, as every task of an image dumped by upstream's plugin does
-            restore = new RestoreSession(new CudaDeps(backend, RestoreThreads.PTRACE, () -> WatchdogLink.NONE), records,
+            restore = new RestoreSession(new CudaDeps(backend, RestoreThreads.PTRACE, WatchdogLink.NONE), records,
                     resumedTasks(dir), services.inventoryClaim() != InventoryClaim.NOT_LISTED,
                     presentGpus(config.treatAbsent()), presentGpus(Set.of()), config.deviceMap(), config.parallel());
             log.info("{} CUDA task record(s) in {}", records.size(), dir);

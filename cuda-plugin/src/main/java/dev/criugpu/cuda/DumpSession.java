@@ -10,8 +10,8 @@ import dev.criugpu.cuda.backend.DriverBackend;
 import dev.criugpu.cuda.gpu.GpuInfo;
 import dev.criugpu.cuda.gpu.GpuMemory;
 import dev.criugpu.cuda.gpu.TaskGpus;
-import dev.criugpu.cuda.guard.GuardedTask;
-import dev.criugpu.cuda.guard.WatchdogLink;
+import dev.criugpu.cuda.agent.GuardedTask;
+import dev.criugpu.cuda.agent.WatchdogLink;
 import dev.criugpu.cuda.image.CudaGpuEntry;
 import dev.criugpu.cuda.image.CudaTaskEntry;
 import dev.criugpu.cuda.image.CudaTaskImages;
@@ -36,16 +36,14 @@ import java.util.OptionalInt;
 import java.util.Set;
 
 /**
- * One {@code criu dump}. PAUSE_DEVICES finds each CUDA task while the tree runs, hands it to the watchdog (started
- * at the first one) and locks it; CHECKPOINT_DEVICES wakes each task's restore thread (hook thread) and starts its
+ * One {@code criu dump}. PAUSE_DEVICES finds each CUDA task while the tree runs, hands it to the watchdog and locks
+ * it; CHECKPOINT_DEVICES wakes each task's restore thread (hook thread) and starts its
  * checkpoint (worker), and the call for the last CUDA task joins every checkpoint and re-stops every restore thread
  * (hook thread); exit puts tasks back when the tree survives. Every wait gives up when criu is told to stop.
  */
 final class DumpSession {
     private static final Logger log = LoggerFactory.getLogger(DumpSession.class);
     static final String WATCHDOG_LOG = "cuda-plugin-watchdog.log";
-    /** How long a dump waits, at its last checkpoint at most, for the watchdog to say it runs. */
-    static final long WATCHDOG_READY_MS = 10_000;
 
     private final CriuServices services;
     private final CudaDeps deps;
@@ -56,10 +54,12 @@ final class DumpSession {
     private final Map<Integer, CudaTask> tasks = new LinkedHashMap<>();
     private final Set<Integer> withoutCuda = new HashSet<>();
     private final List<RestoreThreadControl.Woken> woken = new ArrayList<>();
-    private WatchdogLink watchdog;
+    private final WatchdogLink watchdog;
+    private boolean watched;
     private boolean inventoryAdded;
     private boolean memoryRecorded;
 
+    /** Call {@link #removeStaleFiles} before the watchdog is started: it creates its log anew. */
     DumpSession(CriuServices services, CudaDeps deps, int lockTimeoutMs, List<GpuInfo> presentGpus, boolean parallel) {
         this.services = services;
         this.deps = deps;
@@ -67,7 +67,7 @@ final class DumpSession {
         this.lockTimeoutMs = lockTimeoutMs;
         this.presentGpus = presentGpus;
         this.work = new TaskWork(parallel);
-        removeStaleFiles();
+        this.watchdog = deps.watchdog();
     }
 
     static Path watchdogLog(Path imageDir) {
@@ -75,7 +75,7 @@ final class DumpSession {
     }
 
     /** Records and the watchdog log of an earlier dump into the same directory must not be taken for this one's. */
-    private void removeStaleFiles() {
+    static void removeStaleFiles(CriuServices services) {
         services.imageDir().ifPresent(dir -> {
             List<Path> stale = new ArrayList<>(CudaTaskImages.files(dir));
             stale.add(watchdogLog(dir));
@@ -139,14 +139,11 @@ final class DumpSession {
         return 0;
     }
 
-    /** Before a task's CUDA state changes: the watchdog (started now if this is the first) answers for it. */
+    /** Before a task's CUDA state changes: the watchdog answers for it from now on. */
     private void watch(CudaTask task) {
         try {
-            if (watchdog == null) {
-                watchdog = deps.watchdogs().start();
-                log.debug("CUDA watchdog started (log: {})", services.imageDir().map(DumpSession::watchdogLog).orElse(null));
-            }
             watchdog.guard(new GuardedTask(task.pid, task.startTime, task.initial));
+            watched = true;
         } catch (IOException e) {
             throw new CriuException(Errno.EIO, "pid " + task.pid + ": cannot hand it to the CUDA watchdog (" + e.getMessage()
                     + "), so a criu that dies would leave it locked; nothing was changed. CRIU_CUDA_GUARD=0 dumps "
@@ -285,20 +282,8 @@ final class DumpSession {
         return tasks.values().stream().noneMatch(t -> !t.checkpointStarted && Procs.alive(t.pid));
     }
 
-    /**
-     * Joins every checkpoint, re-stops every woken restore thread, and reports the first failure. The watchdog must
-     * have said it runs by now (its start overlapped the locks and checkpoints): a dump it does not watch fails.
-     */
+    /** Joins every checkpoint, re-stops every woken restore thread, and reports the first failure. */
     private void finishCheckpoints() {
-        String watchdogError = null;
-        if (watchdog != null) {
-            try {
-                watchdog.awaitReady(WATCHDOG_READY_MS);
-            } catch (IOException e) {
-                watchdogError = e.getMessage() + "; the dump is aborted, since a criu that dies now would leave its "
-                        + "tasks checkpointed (CRIU_CUDA_GUARD=0 dumps without a watchdog)";
-            }
-        }
         List<TaskWork.Failure> failures = work.joinAll("the CUDA checkpoint");
         List<String> restopErrors = restopAll();
         List<String> errors = new ArrayList<>();
@@ -306,7 +291,6 @@ final class DumpSession {
             errors.add("pid " + f.pid() + ": CUDA checkpoint failed: " + CudaErrors.describe(f.cause()));
         }
         errors.addAll(restopErrors);
-        if (watchdogError != null) errors.add(watchdogError);
         if (errors.isEmpty()) return;
         errors.stream().skip(1).forEach(log::error);
         int errno = !failures.isEmpty() && failures.getFirst().cause() instanceof CudaCallException c ? CudaErrors.errno(c) : Errno.EIO;
@@ -355,10 +339,10 @@ final class DumpSession {
             }
             tellWatchdogReturned();
         } finally {
-            if (watchdog != null) {
-                try {
-                    watchdog.done();
-                } catch (IOException e) {
+            try {
+                watchdog.done();
+            } catch (IOException e) {
+                if (watched) {
                     log.error("{}: if criu resumes the tree instead of killing it, return its CUDA tasks with "
                             + "`criu-gpu cuda --toggle --pid PID`", e.getMessage());
                 }
@@ -368,7 +352,7 @@ final class DumpSession {
 
     /** Every task criu has (back) in its state before the dump needs nothing more from the watchdog. */
     private void tellWatchdogReturned() {
-        if (watchdog == null) return;
+        if (!watched) return;
         for (CudaTask t : tasks.values()) {
             if (t.touched() || !Transitions.needsCheckpoint(t.initial)) continue;
             try {

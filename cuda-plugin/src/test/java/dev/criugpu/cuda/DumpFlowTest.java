@@ -50,7 +50,7 @@ class DumpFlowTest {
     }
 
     DumpSession session(boolean parallel) {
-        return new DumpSession(services, new CudaDeps(driver, threads, watchdog.starter()), 10_000, List.of(), parallel);
+        return new DumpSession(services, new CudaDeps(driver, threads, watchdog), 10_000, List.of(), parallel);
     }
 
     /**
@@ -85,7 +85,6 @@ class DumpFlowTest {
                 .collect(Collectors.toMap(CudaTaskEntry::getPid, e -> e));
         assertEquals(java.util.Set.of(a, b), records.keySet());
         assertEquals(CudaState.RUNNING.value, records.get(a).getInitialState());
-        assertEquals(1, watchdog.starts, "one watchdog per dump");
         for (int p : List.of(a, b)) {
             List<String> e = events.about(p);
             assertTrue(e.indexOf("guard running " + p) < e.indexOf("lock " + p), "watched before its lock: " + e);
@@ -168,11 +167,10 @@ class DumpFlowTest {
     void aTaskThatCannotBeWatchedIsNotTouched() throws Exception {
         int a = tasks.start();
         driver.cuda(a, CudaState.RUNNING);
-        DumpSession s = new DumpSession(services, new CudaDeps(driver, threads, () -> {
-            throw new java.io.IOException("no java here");
-        }), 10_000, List.of(), true);
+        watchdog.broken = "the CUDA agent ended";
+        DumpSession s = session(true);
         CriuException e = assertThrows(CriuException.class, () -> s.pause(a));
-        assertTrue(e.getMessage().contains("cannot hand it to the CUDA watchdog (no java here)"), e.getMessage());
+        assertTrue(e.getMessage().contains("cannot hand it to the CUDA watchdog (the CUDA agent ended)"), e.getMessage());
         assertEquals(CudaState.RUNNING, driver.state(a, true));
         assertTrue(!events.about(a).contains("lock " + a));
     }
@@ -181,7 +179,7 @@ class DumpFlowTest {
     void anEarlierDumpsRecordsAndWatchdogLogAreRemoved() throws Exception {
         java.nio.file.Files.writeString(images.resolve("cuda-plugin-99999.img"), "old");
         java.nio.file.Files.writeString(DumpSession.watchdogLog(images), "old");
-        session(true);
+        DumpSession.removeStaleFiles(services);
         assertTrue(CudaTaskImages.files(images).isEmpty());
         assertTrue(!java.nio.file.Files.exists(DumpSession.watchdogLog(images)));
     }

@@ -1,26 +1,23 @@
 package dev.criugpu.cuda;
 
-import dev.criugpu.cuda.guard.GuardedTask;
-import dev.criugpu.cuda.guard.WatchdogLink;
+import dev.criugpu.cuda.agent.GuardedTask;
+import dev.criugpu.cuda.agent.WatchdogLink;
+
+import java.io.IOException;
 
 /** The watchdog link, writing what criu would tell the watchdog into the shared event record. */
 final class RecordingWatchdog implements WatchdogLink {
     private final FakeDriver.Events events;
-    int starts;
+    /** Set: every guard fails as with an agent that is gone. */
+    String broken;
 
     RecordingWatchdog(FakeDriver.Events events) {
         this.events = events;
     }
 
-    Starter starter() {
-        return () -> {
-            starts++;
-            return this;
-        };
-    }
-
     @Override
-    public void guard(GuardedTask task) {
+    public void guard(GuardedTask task) throws IOException {
+        if (broken != null) throw new IOException(broken);
         events.add("guard " + task.initial().word() + " " + task.pid());
     }
 
@@ -32,9 +29,5 @@ final class RecordingWatchdog implements WatchdogLink {
     @Override
     public void done() {
         events.add("watchdog-done");
-    }
-
-    @Override
-    public void awaitReady(long timeoutMs) {
     }
 }

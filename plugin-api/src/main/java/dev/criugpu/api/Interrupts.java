@@ -59,11 +59,22 @@ public final class Interrupts {
      * @throws ExecutionException as {@link Future#get()} does
      */
     public static <T> T await(Future<T> future, String what) throws ExecutionException {
+        try {
+            return await(future, what, Long.MAX_VALUE);
+        } catch (TimeoutException e) {
+            throw new IllegalStateException("an unbounded wait timed out", e);
+        }
+    }
+
+    /** As {@link #await(Future, String)}, giving up after {@code timeoutMs} too. */
+    public static <T> T await(Future<T> future, String what, long timeoutMs) throws ExecutionException, TimeoutException {
+        long deadline = timeoutMs == Long.MAX_VALUE ? Long.MAX_VALUE : System.nanoTime() + timeoutMs * 1_000_000;
         while (true) {
             try {
                 return future.get(SLICE_MS, TimeUnit.MILLISECONDS);
             } catch (TimeoutException e) {
                 check(what);
+                if (System.nanoTime() - deadline > 0 && deadline != Long.MAX_VALUE) throw e;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new CriuException(Errno.EINTR, "interrupted while waiting for " + what);

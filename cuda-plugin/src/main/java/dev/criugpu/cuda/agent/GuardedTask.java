@@ -1,4 +1,4 @@
-package dev.criugpu.cuda.guard;
+package dev.criugpu.cuda.agent;
 
 import dev.criugpu.cuda.proc.Procs;
 import dev.criugpu.cuda.state.CudaState;

@@ -1,4 +1,4 @@
-package dev.criugpu.cuda.guard;
+package dev.criugpu.cuda.agent;
 
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
@@ -12,8 +12,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PipedInputStream;
-import java.io.PipedOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -29,16 +27,17 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The watchdog against real processes standing for criu and the dumped tasks, and a driver in memory: what it does
- * when criu dies at each point of a dump, and that it does nothing while criu lives.
+ * The agent's watch against real processes standing for criu and the dumped tasks, and a driver in memory: what it
+ * does when criu dies at each point of a dump, and that it does nothing while criu lives. The agent's own loop
+ * ({@link CudaAgent#run}) drives it, with criu's lines fed as the agent reads them.
  */
-class WatchdogTest {
+class AgentWatchdogTest {
     @TempDir
     Path dir;
     final List<Process> started = new ArrayList<>();
     final Driver driver = new Driver();
     final ByteArrayOutputStream logBytes = new ByteArrayOutputStream();
-    PipedOutputStream toWatchdog;
+    dev.criugpu.api.HelperProcess toWatchdog;
 
     Process sleeper() throws IOException {
         Process p = new ProcessBuilder("sleep", "600").start();
@@ -55,24 +54,24 @@ class WatchdogTest {
         return Procs.stat((int) p.pid()).orElseThrow().startTime();
     }
 
-    /** A watchdog for {@code criu}, running on its own thread, fed through a pipe as criu feeds it. */
+    /** An agent watching {@code criu}, running on its own thread, fed criu's lines through a socket pair. */
     CompletableFuture<Integer> watch(Process criu, long settleMs) throws IOException {
-        PipedInputStream in = new PipedInputStream(64 * 1024);
-        toWatchdog = new PipedOutputStream(in);
-        Watchdog.Args args = new Watchdog.Args(criu.pid(), startOf(criu), "driver", null, dir.resolve("log"), settleMs, 20_000);
-        Watchdog w = new Watchdog(args, new PrintStream(logBytes, true, StandardCharsets.UTF_8), () -> driver);
-        return CompletableFuture.supplyAsync(() -> w.run(in));
+        var pair = SocketPair.open();
+        toWatchdog = pair.criuSide();
+        AgentWatchdog w = new AgentWatchdog(criu.pid(), startOf(criu), settleMs, 20_000,
+                new PrintStream(logBytes, true, StandardCharsets.UTF_8));
+        CudaAgent agent = new CudaAgent(pair.agentSide(), w, driver);
+        return CompletableFuture.supplyAsync(agent::run);
     }
 
-    /** criu's death closes its end of the watchdog's stdin. */
+    /** criu's death closes its end of the connection. */
     void criuDies(Process criu) throws Exception {
         criu.destroyForcibly().waitFor();
         toWatchdog.close();
     }
 
     void tell(String line) throws IOException {
-        toWatchdog.write((line + "\n").getBytes(StandardCharsets.UTF_8));
-        toWatchdog.flush();
+        toWatchdog.writeLine(line);
     }
 
     void awaitLog(String text) throws InterruptedException {
@@ -186,8 +185,11 @@ class WatchdogTest {
 
     @Test
     void argumentsRoundTrip() {
-        Watchdog.Args a = new Watchdog.Args(12, 34, "cli", Path.of("/usr/bin/cuda-checkpoint"), Path.of("/img/log"), 5, 6);
-        assertEquals(a, Watchdog.Args.parse(a.toArgv().toArray(String[]::new)));
+        CudaAgent.Args a = new CudaAgent.Args(Path.of("/tmp/x/helper.sock"), 12, 34, "cli", Path.of("/usr/bin/cuda-checkpoint"),
+                Path.of("/img/log"), 5, 6);
+        List<String> argv = new ArrayList<>(List.of("--socket", a.socket().toString()));
+        argv.addAll(a.toArgv());
+        assertEquals(a, CudaAgent.Args.parse(argv.toArray(String[]::new)));
     }
 
     /** The driver as the watchdog meets it after criu's death: calls criu started may still land. */

@@ -1,4 +1,4 @@
-package dev.criugpu.cuda.guard;
+package dev.criugpu.cuda.agent;
 
 import dev.criugpu.cuda.cli.FakeCudaCheckpoint;
 import dev.criugpu.cuda.proc.Procs;
@@ -16,15 +16,16 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The whole path with real processes: a JVM standing in for criu starts the detached watchdog, hands it a task and
- * checkpoints it, and is then killed with SIGKILL; the watchdog (a separate JVM, not criu's child) puts the task back.
+ * The whole path with real processes: a JVM standing in for criu starts the CUDA agent (a JVM of its own, never the
+ * stand-in's child), locks and checkpoints a task through it, and is then killed with SIGKILL; the agent puts the task
+ * back and logs it. The backend is the cuda-checkpoint stand-in, so the agent's calls are real process runs.
  */
-class DetachedWatchdogTest {
+class CudaAgentProcessTest {
     @TempDir
     Path dir;
 
     @Test
-    void aTaskCheckpointedByACriuKilledWithSigkillIsRunningAgain() throws Exception {
+    void aTaskCheckpointedThroughTheAgentIsRunningAgainOnceCriuIsKilled() throws Exception {
         FakeCudaCheckpoint fake = new FakeCudaCheckpoint(dir);
         Process task = new ProcessBuilder("sleep", "600").start();
         Process criu = null;
@@ -37,20 +38,25 @@ class DetachedWatchdogTest {
                     CriuStandIn.class.getName(), fake.executable.toString(), log.toString(), Integer.toString(pid),
                     Long.toString(Procs.stat(pid).orElseThrow().startTime())).redirectErrorStream(true).start();
             BufferedReader out = new BufferedReader(new InputStreamReader(criu.getInputStream()));
-            assertEquals("armed", out.readLine());
+            String armed = out.readLine();
+            assertEquals("armed cuda-checkpoint at " + fake.executable + " (with --device-map) in the CUDA agent", armed);
             assertEquals("checkpointed", fake.state(pid));
+            long agentParent = criu.pid();
             criu.destroyForcibly().waitFor();
 
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (!fake.state(pid).equals("running") && System.nanoTime() < deadline) Thread.sleep(50);
             assertEquals("running", fake.state(pid), "calls: " + fake.calls());
-            assertTrue(fake.calls().containsAll(List.of("--action restore --pid " + pid, "--action unlock --pid " + pid)));
+            assertTrue(fake.calls().containsAll(List.of("--action lock --pid " + pid + " --timeout 1000",
+                    "--action checkpoint --pid " + pid, "--action restore --pid " + pid, "--action unlock --pid " + pid)),
+                    fake.calls().toString());
             deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (!(Files.exists(log) && Files.readString(log).contains("outlived criu")) && System.nanoTime() < deadline) {
                 Thread.sleep(50);
             }
-            assertTrue(Files.readString(log).contains("pid " + pid + ": outlived criu; checkpointed -> running via [restore, unlock]"),
-                    Files.readString(log));
+            String text = Files.readString(log);
+            assertTrue(text.contains("pid " + pid + ": outlived criu; checkpointed -> running via [restore, unlock]"), text);
+            assertTrue(text.contains("criu " + agentParent + " is gone before its exit hook ran"), text);
         } finally {
             task.destroyForcibly().waitFor();
             if (criu != null) criu.destroyForcibly().waitFor();

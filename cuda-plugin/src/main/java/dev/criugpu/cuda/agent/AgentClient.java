@@ -1,0 +1,235 @@
+package dev.criugpu.cuda.agent;
+
+import dev.criugpu.api.CriuException;
+import dev.criugpu.api.HelperProcess;
+import dev.criugpu.api.Interrupts;
+import dev.criugpu.cuda.backend.CliBackend;
+import dev.criugpu.cuda.backend.CudaBackend;
+import dev.criugpu.cuda.backend.CudaCallException;
+import dev.criugpu.cuda.gpu.GpuPair;
+import dev.criugpu.cuda.proc.Procs;
+import dev.criugpu.cuda.state.CudaState;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalInt;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * criu's side of the {@link CudaAgent}: a {@link CudaBackend} whose calls the agent makes, and the dump's
+ * {@link WatchdogLink}. The agent is started when the plugin's dump begins and connects while criu goes on; the
+ * first call waits for it. Every wait gives up when criu is told to stop ({@link Interrupts}): criu then ends at once,
+ * and the agent finishes or undoes what is still running.
+ */
+public final class AgentClient implements CudaBackend, WatchdogLink {
+    static final long CONNECT_MS = 20_000;
+    /** The agent's JVM: small, quick to start, deaf to the signals meant for criu (-Xrs). */
+    static final List<String> JVM_OPTIONS = List.of("-Xrs", "-Xmx48m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+            "-XX:-UsePerfData", "-Xshare:auto", "-Xlog:disable", "-Xlog:all=off", "--enable-native-access=ALL-UNNAMED");
+
+    private final HelperProcess.Pending pending;
+    private final CompletableFuture<String> ready = new CompletableFuture<>();
+    private final Map<Long, CompletableFuture<String>> waiting = new ConcurrentHashMap<>();
+    private final AtomicLong ids = new AtomicLong();
+    private HelperProcess agent;
+    private String failure;
+    private String name = "agent";
+    private int apiVersion;
+    private boolean remap;
+    private String description = "the CUDA agent (starting)";
+
+    private AgentClient(HelperProcess.Pending pending) {
+        this.pending = pending;
+    }
+
+    /**
+     * Starts the agent for this criu.
+     *
+     * @param backend the backend criu's init chose; the agent opens the same one
+     * @param log the agent's log file (created anew by the agent)
+     * @param settleMs how long a returned task must stay put before the agent is done with it
+     * @param jvmOptions extra JVM options (the plugin dir's AOT cache)
+     */
+    public static AgentClient start(CudaBackend backend, Path log, long settleMs, List<String> jvmOptions) throws IOException {
+        long self = ProcessHandle.current().pid();
+        long start = Procs.stat((int) self).map(Procs.Stat::startTime)
+                .orElseThrow(() -> new IOException("cannot read /proc/" + self + "/stat"));
+        Path cli = backend instanceof CliBackend c ? c.executable() : null;
+        CudaAgent.Args args = new CudaAgent.Args(null, self, start, backend.name(), cli, log, settleMs, 600_000);
+        List<String> options = new ArrayList<>(JVM_OPTIONS);
+        options.addAll(jvmOptions);
+        return new AgentClient(HelperProcess.start(CudaAgent.class.getName(), options, args.toArgv()));
+    }
+
+    /** Connects on first use; the agent's first line says whether it could open the backend. */
+    private synchronized HelperProcess agent() throws CudaCallException {
+        if (agent != null && failure == null) return agent;
+        if (failure != null) throw new CudaCallException(CliBackend.RUN_FAILED, failure);
+        try {
+            agent = pending.connect(CONNECT_MS, "the CUDA agent");
+            Thread reader = new Thread(this::readReplies, "cuda-agent-replies");
+            reader.setDaemon(true);
+            reader.start();
+            String[] f = Interrupts.await(ready, "the CUDA agent to open its backend", CONNECT_MS).split(" ");
+            if (!f[0].equals("ready") || f.length < 5) throw new IOException(AgentProtocol.rest(f, 1));
+            name = f[1];
+            apiVersion = Integer.parseInt(f[2]);
+            remap = f[3].equals("1");
+            description = AgentProtocol.rest(f, 4) + " in the CUDA agent";
+            return agent;
+        } catch (IOException | ExecutionException | java.util.concurrent.TimeoutException e) {
+            failure = "the CUDA agent is not usable: " + (e instanceof java.util.concurrent.TimeoutException
+                    ? "it did not say it was ready within " + CONNECT_MS + " ms" : e.getMessage());
+            if (agent != null) agent.close();
+            throw new CudaCallException(CliBackend.RUN_FAILED, failure);
+        }
+    }
+
+    /** The agent's lines: first ready (or unusable), then one reply per call. */
+    private void readReplies() {
+        try {
+            String first = agent.readLine();
+            if (first == null) {
+                ready.completeExceptionally(new IOException("it ended before it was ready"));
+                return;
+            }
+            ready.complete(first);
+            for (String line; (line = agent.readLine()) != null; ) {
+                String[] f = line.split(" ");
+                CompletableFuture<String> w = f.length >= 2 ? waiting.remove(Long.parseLong(f[1])) : null;
+                if (w == null) continue;
+                if (f[0].equals("ok")) {
+                    w.complete(AgentProtocol.rest(f, 2));
+                } else {
+                    w.completeExceptionally(new CudaCallException(Integer.parseInt(f[2]), AgentProtocol.rest(f, 3)));
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            ready.completeExceptionally(e);
+        } finally {
+            synchronized (this) {
+                if (failure == null) failure = "the CUDA agent ended";
+            }
+            waiting.values().forEach(w -> w.completeExceptionally(new CudaCallException(CliBackend.RUN_FAILED, "the CUDA agent ended")));
+        }
+    }
+
+    private String call(String op, int pid, String arg) throws CudaCallException {
+        HelperProcess a = agent();
+        long id = ids.incrementAndGet();
+        CompletableFuture<String> reply = new CompletableFuture<>();
+        waiting.put(id, reply);
+        try {
+            a.writeLine("call " + id + " " + op + " " + pid + (arg == null ? "" : " " + arg));
+            return Interrupts.await(reply, "the CUDA agent's " + op + " of pid " + pid);
+        } catch (IOException e) {
+            waiting.remove(id);
+            throw new CudaCallException(CliBackend.RUN_FAILED, "the CUDA agent is gone: " + e.getMessage());
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof CudaCallException c) throw c;
+            throw new CudaCallException(CliBackend.RUN_FAILED, String.valueOf(e.getCause()));
+        } catch (CriuException e) {
+            waiting.remove(id);
+            throw e;
+        }
+    }
+
+    @Override
+    public String describe() {
+        return description;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    /** Valid once a call has been made (the agent said which driver it found). */
+    public int apiVersion() {
+        return apiVersion;
+    }
+
+    @Override
+    public boolean supportsGpuRemap() {
+        return remap;
+    }
+
+    @Override
+    public OptionalInt restoreThread(int pid) throws CudaCallException {
+        String v = call("restore-tid", pid, null);
+        return v.equals("none") ? OptionalInt.empty() : OptionalInt.of(Integer.parseInt(v));
+    }
+
+    @Override
+    public CudaState state(int pid) throws CudaCallException {
+        return CudaAgent.stateOf(call("state", pid, null));
+    }
+
+    @Override
+    public void lock(int pid, int timeoutMs) throws CudaCallException {
+        call("lock", pid, Integer.toString(timeoutMs));
+    }
+
+    @Override
+    public void checkpoint(int pid) throws CudaCallException {
+        call("checkpoint", pid, null);
+    }
+
+    @Override
+    public void restore(int pid, List<GpuPair> pairs) throws CudaCallException {
+        call("restore", pid, AgentProtocol.pairs(pairs));
+    }
+
+    @Override
+    public void unlock(int pid) throws CudaCallException {
+        call("unlock", pid, null);
+    }
+
+    @Override
+    public void prepareRestore() throws CudaCallException {
+        call("prepare-restore", 0, null);
+    }
+
+    private void send(String line) throws IOException {
+        try {
+            agent().writeLine(line);
+        } catch (CudaCallException e) {
+            throw new IOException(e.reason(), e);
+        }
+    }
+
+    @Override
+    public void guard(GuardedTask task) throws IOException {
+        send(task.line());
+    }
+
+    @Override
+    public void returned(int pid) throws IOException {
+        send("returned " + pid);
+    }
+
+    /** The end of the dump's exit hook; the agent then watches alone. Without a single call made, it never ran. */
+    @Override
+    public void done() throws IOException {
+        HelperProcess a;
+        synchronized (this) {
+            if (agent == null) {
+                failure = "the dump is over";
+                pending.discard();
+                return;
+            }
+            a = agent;
+        }
+        try {
+            a.writeLine("done");
+        } finally {
+            a.close();
+        }
+    }
+}

@@ -1,0 +1,198 @@
+package dev.criugpu.cuda.agent;
+
+import dev.criugpu.cuda.backend.CudaBackend;
+import dev.criugpu.cuda.backend.CudaCallException;
+import dev.criugpu.cuda.proc.Procs;
+import dev.criugpu.cuda.state.CudaAction;
+import dev.criugpu.cuda.state.CudaState;
+import dev.criugpu.cuda.state.Transitions;
+
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * The agent's watch over one {@code criu dump} (DESIGN rule 12). criu tells it each task before the task's CUDA
+ * state changes ({@code task PID START STATE}), each task it returned itself ({@code returned PID}) and the end of its
+ * exit hook ({@code done}). Once criu is gone — finished, crashed, killed — every guarded task that is still the same
+ * live process and was not returned goes back to its state before the dump. A driver call criu started may still be
+ * running (the agent made it) and lands later, so each survivor is watched until it has stayed in its state before
+ * the dump for the settle time. One line per task goes to the log next to the images.
+ */
+final class AgentWatchdog {
+    static final long RETRY_MS = 200;
+
+    private final long criuPid;
+    private final long criuStart;
+    private final long settleMs;
+    private final long giveUpMs;
+    private final PrintStream log;
+    private final Map<Integer, GuardedTask> tasks = new LinkedHashMap<>();
+    private final Set<Integer> returned = new LinkedHashSet<>();
+    private boolean done;
+    private boolean ended;
+
+    AgentWatchdog(long criuPid, long criuStart, long settleMs, long giveUpMs, PrintStream log) {
+        this.criuPid = criuPid;
+        this.criuStart = criuStart;
+        this.settleMs = settleMs;
+        this.giveUpMs = giveUpMs;
+        this.log = log;
+    }
+
+    /** One of criu's watch messages ({@code task}, {@code returned}, {@code done}); false for any other line. */
+    synchronized boolean told(String[] f) {
+        switch (f[0]) {
+            case "task" -> {
+                GuardedTask t = GuardedTask.parse(f);
+                tasks.put(t.pid(), t);
+            }
+            case "returned" -> returned.add(Integer.parseInt(f[1]));
+            case "done" -> {
+                done = true;
+                say("criu's exit hook is over; watching until criu is gone");
+            }
+            default -> {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** criu's end of the connection closed. */
+    synchronized void ended() {
+        ended = true;
+    }
+
+    synchronized boolean hasEnded() {
+        return ended;
+    }
+
+    boolean criuAlive() {
+        return Procs.stat((int) criuPid).map(s -> s.alive() && s.startTime() == criuStart).orElse(false);
+    }
+
+    /** criu has said all it will say and every task is back in criu's hands' result or gone: nothing to watch. */
+    synchronized boolean nothingLeft() {
+        return (done || ended) && tasks.keySet().stream().allMatch(p -> returned.contains(p) || !tasks.get(p).alive());
+    }
+
+    synchronized String describe() {
+        return tasks.isEmpty() ? "no CUDA task" : "pids " + tasks.keySet();
+    }
+
+    /** After criu is gone: returns every survivor it was told of; 0 when none was left behind. */
+    int returnSurvivors(CudaBackend backend) {
+        List<GuardedTask> survivors = new ArrayList<>();
+        synchronized (this) {
+            say("criu " + criuPid + " is gone" + (done ? " after its exit hook" : " before its exit hook ran"));
+            for (GuardedTask t : tasks.values()) {
+                if (returned.contains(t.pid())) {
+                    say("pid " + t.pid() + ": criu returned it to " + t.initial().word() + " itself");
+                } else if (!t.alive()) {
+                    say("pid " + t.pid() + ": ended with the dump; nothing to return");
+                } else {
+                    survivors.add(t);
+                }
+            }
+        }
+        if (survivors.isEmpty()) return 0;
+        if (backend == null) {
+            for (GuardedTask t : survivors) {
+                say("pid " + t.pid() + ": outlived criu but no CUDA backend could be opened to return it to "
+                        + t.initial().word() + "; run `criu-gpu cuda --action restore|unlock --pid " + t.pid() + "` by hand");
+            }
+            return 1;
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(survivors.size(), r -> {
+            Thread th = new Thread(r, "cuda-agent-return");
+            th.setDaemon(true);
+            return th;
+        });
+        List<CompletableFuture<Boolean>> results = survivors.stream()
+                .map(t -> CompletableFuture.supplyAsync(() -> returnTask(t, backend), pool)).toList();
+        boolean all = results.stream().allMatch(CompletableFuture::join);
+        pool.shutdown();
+        return all ? 0 : 1;
+    }
+
+    /**
+     * Brings one survivor back (one log line when it is back), then watches it for the settle time: a driver call
+     * criu started may still land and move it again, and is undone too (a second line then).
+     */
+    boolean returnTask(GuardedTask t, CudaBackend backend) {
+        long start = System.nanoTime();
+        long giveUp = start + giveUpMs * 1_000_000;
+        long backSince = -1;
+        CudaState first = null;
+        List<String> steps = new ArrayList<>();
+        int stepsWhenBack = -1;
+        String lastError = null;
+        while (System.nanoTime() < giveUp) {
+            if (!t.alive()) {
+                say("pid " + t.pid() + ": exited while being returned" + (steps.isEmpty() ? "" : " (did " + steps + ")"));
+                return true;
+            }
+            try {
+                CudaState now = backend.state(t.pid());
+                if (first == null) first = now;
+                if (now == t.initial()) {
+                    if (backSince < 0) backSince = System.nanoTime();
+                    if (stepsWhenBack < 0) {
+                        say("pid " + t.pid() + ": outlived criu; " + first.word() + " -> " + t.initial().word()
+                                + (steps.isEmpty() ? " (nothing to do)" : " via " + steps) + " in "
+                                + (backSince - start) / 1_000_000 + " ms");
+                    } else if (steps.size() > stepsWhenBack) {
+                        say("pid " + t.pid() + ": moved again by a driver call criu had started; back in "
+                                + t.initial().word() + " via " + steps.subList(stepsWhenBack, steps.size()));
+                    }
+                    stepsWhenBack = steps.size();
+                    if ((System.nanoTime() - backSince) / 1_000_000 >= settleMs) return true;
+                } else {
+                    backSince = -1;
+                    for (CudaAction a : Transitions.returnSteps(t.initial(), now)) {
+                        if (a == CudaAction.RESTORE) {
+                            backend.prepareRestore();
+                            backend.restore(t.pid(), List.of());
+                        } else {
+                            backend.unlock(t.pid());
+                        }
+                        steps.add(a.word);
+                    }
+                    continue;
+                }
+            } catch (CudaCallException e) {
+                lastError = e.getMessage(); // a driver call criu started may still be running: try again
+            } catch (IllegalStateException e) {
+                say("pid " + t.pid() + ": cannot be returned to " + t.initial().word() + ": " + e.getMessage());
+                return false;
+            }
+            pause(RETRY_MS);
+        }
+        say("pid " + t.pid() + ": not back in " + t.initial().word() + " after " + giveUpMs / 1000 + " s"
+                + (lastError == null ? "" : " (last error: " + lastError + ")") + "; run `criu-gpu cuda --get-state --pid "
+                + t.pid() + "` and the matching --action by hand");
+        return false;
+    }
+
+    void say(String line) {
+        synchronized (log) {
+            log.println(java.time.Instant.now() + " cuda agent: " + line);
+        }
+    }
+
+    static void pause(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,210 @@
+package dev.criugpu.cuda.agent;
+
+import dev.criugpu.api.HelperProcess;
+import dev.criugpu.cuda.backend.CliBackend;
+import dev.criugpu.cuda.backend.CudaBackend;
+import dev.criugpu.cuda.backend.CudaCallException;
+import dev.criugpu.cuda.backend.DriverBackend;
+import dev.criugpu.cuda.state.CudaState;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalInt;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * The process that makes a dump's CUDA driver calls and answers for its tasks (DESIGN rules 4 and 12). It runs
+ * beside criu ({@link HelperProcess}), so that no driver call ever runs inside criu: a thread inside the driver holds
+ * up the end of its process until the call returns (seconds for a large checkpoint), and criu told to stop must end
+ * at once. criu's JVM sends it the calls of its hooks; it runs each on a thread of its own and answers. When criu is
+ * gone it returns the tasks criu left locked or checkpointed ({@link AgentWatchdog}), finishing what criu started.
+ */
+public final class CudaAgent {
+    static final long POLL_MS = 50;
+    static final long DRAIN_MS = 2000;
+
+    /** What the agent is told on its command line. */
+    public record Args(Path socket, long criuPid, long criuStart, String backend, Path cudaCheckpoint, Path log,
+                       long settleMs, long giveUpMs) {
+        /** The arguments after {@code --socket PATH} (which {@link HelperProcess} adds). */
+        public List<String> toArgv() {
+            List<String> a = new ArrayList<>(List.of("--criu-pid", Long.toString(criuPid), "--criu-start",
+                    Long.toString(criuStart), "--backend", backend, "--log", log.toString(), "--settle-ms",
+                    Long.toString(settleMs), "--give-up-ms", Long.toString(giveUpMs)));
+            if (cudaCheckpoint != null) a.addAll(List.of("--cuda-checkpoint", cudaCheckpoint.toString()));
+            return a;
+        }
+
+        static Args parse(String[] argv) {
+            Map<String, String> m = new LinkedHashMap<>();
+            for (int i = 0; i + 1 < argv.length; i += 2) m.put(argv[i], argv[i + 1]);
+            if (argv.length % 2 != 0 || !m.keySet().containsAll(List.of("--socket", "--criu-pid", "--criu-start", "--backend", "--log"))) {
+                throw new IllegalArgumentException("usage: --socket PATH --criu-pid P --criu-start T --backend driver|cli "
+                        + "--log FILE [--settle-ms N] [--give-up-ms N] [--cuda-checkpoint PATH]");
+            }
+            return new Args(Path.of(m.get("--socket")), Long.parseLong(m.get("--criu-pid")), Long.parseLong(m.get("--criu-start")),
+                    m.get("--backend"), m.containsKey("--cuda-checkpoint") ? Path.of(m.get("--cuda-checkpoint")) : null,
+                    Path.of(m.get("--log")), Long.parseLong(m.getOrDefault("--settle-ms", "12000")),
+                    Long.parseLong(m.getOrDefault("--give-up-ms", "600000")));
+        }
+    }
+
+    private final HelperProcess criu;
+    private final AgentWatchdog watch;
+    private final CudaBackend backend;
+    private final ExecutorService calls = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "cuda-agent-call");
+        t.setDaemon(true);
+        return t;
+    });
+
+    CudaAgent(HelperProcess criu, AgentWatchdog watch, CudaBackend backend) {
+        this.criu = criu;
+        this.watch = watch;
+        this.backend = backend;
+    }
+
+    public static void main(String[] argv) {
+        Args a;
+        HelperProcess criu;
+        PrintStream log;
+        try {
+            a = Args.parse(argv);
+            criu = HelperProcess.connectTo(a.socket());
+            // a log left by an earlier dump was removed by criu; a name that exists now (a planted link) is refused
+            log = new PrintStream(Files.newOutputStream(a.log(), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+                    LinkOption.NOFOLLOW_LINKS), true, StandardCharsets.UTF_8);
+        } catch (IOException | RuntimeException e) {
+            System.err.println("cuda agent: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        AgentWatchdog watch = new AgentWatchdog(a.criuPid(), a.criuStart(), a.settleMs(), a.giveUpMs(), log);
+        CudaBackend backend = null;
+        try {
+            backend = open(a);
+            criu.writeLine("ready " + backend.name() + " " + (backend instanceof DriverBackend d ? d.apiVersion() : 0) + " "
+                    + (backend.supportsGpuRemap() ? 1 : 0) + " " + backend.describe());
+        } catch (CudaCallException | RuntimeException e) {
+            watch.say("no CUDA backend: " + e.getMessage());
+            try {
+                criu.writeLine("unusable " + e.getMessage());
+            } catch (IOException ignored) {
+                // criu has gone already
+            }
+        } catch (IOException e) {
+            watch.say("criu went away before the agent was ready");
+        }
+        System.exit(new CudaAgent(criu, watch, backend).run());
+    }
+
+    static CudaBackend open(Args a) throws CudaCallException {
+        if (a.backend().equals("cli")) {
+            if (a.cudaCheckpoint() == null) throw new IllegalStateException("--backend cli needs --cuda-checkpoint PATH");
+            return CliBackend.open(a.cudaCheckpoint());
+        }
+        DriverBackend.Probe probe = DriverBackend.probe();
+        if (!probe.usable()) throw new IllegalStateException(probe.reason());
+        return probe.backend();
+    }
+
+    /** Serves criu until it is gone, then returns what it left behind; 0 when nothing was left behind. */
+    int run() {
+        Thread reader = new Thread(this::serve, "cuda-agent-criu");
+        reader.setDaemon(true);
+        reader.start();
+        watch.say("serving criu " + "(" + (backend == null ? "no backend" : backend.describe()) + ")");
+        while (watch.criuAlive()) {
+            if (watch.nothingLeft()) {
+                watch.say("criu finished with every task returned by itself or ended with the dump (" + watch.describe() + ")");
+                return 0;
+            }
+            AgentWatchdog.pause(POLL_MS);
+        }
+        try {
+            reader.join(DRAIN_MS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return watch.returnSurvivors(backend);
+    }
+
+    /** Reads criu's lines until criu's end: calls go to a thread each, watch messages to the watchdog. */
+    void serve() {
+        try {
+            for (String line; (line = criu.readLine()) != null; ) {
+                String[] f = line.trim().split(" ");
+                try {
+                    if (f[0].equals("call")) {
+                        calls.execute(() -> answer(f));
+                    } else if (!watch.told(f)) {
+                        watch.say("ignoring '" + line + "' from criu");
+                    }
+                } catch (RuntimeException e) {
+                    watch.say("ignoring '" + line + "' from criu: " + e.getMessage());
+                }
+            }
+        } catch (IOException e) {
+            watch.say("reading from criu failed: " + e.getMessage());
+        } finally {
+            watch.ended();
+        }
+    }
+
+    private void answer(String[] f) {
+        String id = f[1];
+        String reply;
+        try {
+            reply = "ok " + id + value(call(f[2], Integer.parseInt(f[3]), f.length > 4 ? f[4] : null));
+        } catch (CudaCallException e) {
+            reply = "err " + id + " " + e.code() + " " + e.reason().replace('\n', ' ');
+        } catch (RuntimeException e) {
+            reply = "err " + id + " " + CliBackend.RUN_FAILED + " " + e;
+        }
+        try {
+            criu.writeLine(reply);
+        } catch (IOException e) {
+            // criu has gone; the watchdog deals with what this call did
+        }
+    }
+
+    private static String value(String v) {
+        return v == null ? "" : " " + v;
+    }
+
+    private String call(String op, int pid, String arg) throws CudaCallException {
+        if (backend == null) throw new CudaCallException(CliBackend.RUN_FAILED, "the CUDA agent has no backend");
+        switch (op) {
+            case "restore-tid" -> {
+                OptionalInt tid = backend.restoreThread(pid);
+                return tid.isPresent() ? Integer.toString(tid.getAsInt()) : "none";
+            }
+            case "state" -> {
+                return backend.state(pid).word();
+            }
+            case "lock" -> backend.lock(pid, Integer.parseInt(arg));
+            case "checkpoint" -> backend.checkpoint(pid);
+            case "restore" -> backend.restore(pid, AgentProtocol.parsePairs(arg));
+            case "unlock" -> backend.unlock(pid);
+            case "prepare-restore" -> backend.prepareRestore();
+            default -> throw new IllegalArgumentException("unknown call " + op);
+        }
+        return null;
+    }
+
+    /** For {@link AgentClient}: a state word the agent sent back. */
+    static CudaState stateOf(String word) throws CudaCallException {
+        return CudaState.ofWord(word).orElseThrow(() ->
+                new CudaCallException(CliBackend.RUN_FAILED, "the CUDA agent answered '" + word + "', not a state"));
+    }
+}

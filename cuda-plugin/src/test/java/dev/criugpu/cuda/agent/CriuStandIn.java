@@ -1,0 +1,26 @@
+package dev.criugpu.cuda.agent;
+
+import dev.criugpu.cuda.backend.CliBackend;
+import dev.criugpu.cuda.state.CudaState;
+
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * Plays criu's part in a JVM of its own: starts the real CUDA agent (cuda-checkpoint stand-in as its backend), hands
+ * it a task, locks and checkpoints that task through it, says {@code armed}, then waits to be killed.
+ * Arguments: fake-cuda-checkpoint-path log-file task-pid task-start-time
+ */
+public final class CriuStandIn {
+    public static void main(String[] args) throws Exception {
+        int pid = Integer.parseInt(args[2]);
+        AgentClient agent = AgentClient.start(CliBackend.open(Path.of(args[0])), Path.of(args[1]), 0, List.of());
+        if (agent.restoreThread(pid).isEmpty()) throw new IllegalStateException("no CUDA in " + pid);
+        agent.guard(new GuardedTask(pid, Long.parseLong(args[3]), CudaState.RUNNING));
+        agent.lock(pid, 1000);
+        agent.checkpoint(pid);
+        System.out.println("armed " + agent.describe());
+        System.out.flush();
+        Thread.sleep(Long.MAX_VALUE);
+    }
+}

@@ -1,0 +1,181 @@
+package dev.criugpu.api;
+
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A Java program of our class path that runs beside criu and outlives it, connected to criu's JVM by a UNIX socket
+ * in a directory only root can enter. It is never criu's child: criu waits for every child after killing a dumped
+ * tree and treats any other as a bug, so a shell starts it in the background (in a session of its own where setsid
+ * exists) and exits at once, and is reaped here. A background job ignores SIGINT and SIGQUIT, so Ctrl-C meant for
+ * criu does not reach it; when criu ends, for any reason, the helper reads the end of the stream.
+ */
+public final class HelperProcess implements AutoCloseable {
+    private static final String SHELL = "/bin/sh";
+    private static final long SHELL_WAIT_S = 10;
+
+    // plain channel reads and writes: the JDK's stream adapters share one lock between reading and writing
+    private final SocketChannel channel;
+    private final Object writeLock = new Object();
+    private final ByteBuffer readBuffer = ByteBuffer.allocate(4096).flip();
+    private final java.io.ByteArrayOutputStream line = new java.io.ByteArrayOutputStream();
+
+    private HelperProcess(SocketChannel channel) {
+        this.channel = channel;
+    }
+
+    /** A socket waiting for its helper: the helper's start overlaps whatever criu does meanwhile. */
+    public static final class Pending {
+        private final ServerSocketChannel server;
+        private final Path dir;
+
+        private Pending(ServerSocketChannel server, Path dir) {
+            this.server = server;
+            this.dir = dir;
+        }
+
+        /** Where the helper connects. */
+        public Path socket() {
+            return dir.resolve("helper.sock");
+        }
+
+        /** Waits (bounded, and given up when criu is told to stop) for the helper to connect. */
+        public HelperProcess connect(long timeoutMs, String what) throws IOException {
+            try (Selector selector = Selector.open()) {
+                server.configureBlocking(false);
+                server.register(selector, SelectionKey.OP_ACCEPT);
+                long deadline = System.nanoTime() + timeoutMs * 1_000_000;
+                while (true) {
+                    SocketChannel c = server.accept();
+                    if (c != null) {
+                        c.configureBlocking(true);
+                        return new HelperProcess(c);
+                    }
+                    long left = (deadline - System.nanoTime()) / 1_000_000;
+                    if (left <= 0) throw new IOException(what + " did not connect within " + timeoutMs + " ms");
+                    Interrupts.check(what + " to start");
+                    selector.select(Math.min(left, Interrupts.SLICE_MS));
+                }
+            } finally {
+                discard();
+            }
+        }
+
+        /** Gives the helper up before it connected: it finds no socket and ends. */
+        public void discard() {
+            try {
+                server.close();
+                Files.deleteIfExists(socket());
+                Files.deleteIfExists(dir);
+            } catch (IOException e) {
+                // a leftover empty directory in /tmp is harmless
+            }
+        }
+    }
+
+    /** A socket in a new directory only this user (root) may enter, for a helper to connect to. */
+    public static Pending listen() throws IOException {
+        Path dir = Files.createTempDirectory("criu-gpu-"); // rwx------
+        ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+        Pending p = new Pending(server, dir);
+        try {
+            server.bind(UnixDomainSocketAddress.of(p.socket()));
+            return p;
+        } catch (IOException | RuntimeException e) {
+            p.discard();
+            throw e;
+        }
+    }
+
+    /**
+     * Starts {@code mainClass} of this JVM's class path with the JDK this JVM runs; it gets {@code --socket PATH}
+     * first, then {@code args}.
+     */
+    public static Pending start(String mainClass, List<String> jvmOptions, List<String> args) throws IOException {
+        Pending p = listen();
+        try {
+            List<String> command = new ArrayList<>(List.of(SHELL, "-c",
+                    "if command -v setsid >/dev/null 2>&1; then setsid \"$@\"; else \"$@\"; fi </dev/null >/dev/null 2>&1 &",
+                    "criu-gpu-helper", Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+            command.addAll(jvmOptions);
+            command.addAll(List.of("-cp", System.getProperty("java.class.path"), mainClass, "--socket", p.socket().toString()));
+            command.addAll(args);
+            Process shell = new ProcessBuilder(command).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                    .start();
+            if (!shell.waitFor(SHELL_WAIT_S, TimeUnit.SECONDS)) {
+                shell.destroyForcibly();
+                throw new IOException(SHELL + " did not put " + mainClass + " in the background within " + SHELL_WAIT_S + " s");
+            }
+            if (shell.exitValue() != 0) throw new IOException(SHELL + " starting " + mainClass + " exited with " + shell.exitValue());
+            return p;
+        } catch (IOException | RuntimeException e) {
+            p.discard();
+            throw e;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            p.discard();
+            throw new IOException("interrupted while starting " + mainClass);
+        }
+    }
+
+    /** The helper's end: connects to the socket criu's JVM listens on. */
+    public static HelperProcess connectTo(Path socket) throws IOException {
+        SocketChannel c = SocketChannel.open(StandardProtocolFamily.UNIX);
+        c.connect(UnixDomainSocketAddress.of(socket));
+        return new HelperProcess(c);
+    }
+
+    /** One line to the other end (lines of several threads do not interleave). */
+    public void writeLine(String text) throws IOException {
+        ByteBuffer bytes = ByteBuffer.wrap((text + "\n").getBytes(StandardCharsets.UTF_8));
+        synchronized (writeLock) {
+            while (bytes.hasRemaining()) channel.write(bytes);
+        }
+    }
+
+    /** The next line from the other end; null at its end (it closed, or its process ended). One reader at a time. */
+    public synchronized String readLine() throws IOException {
+        while (true) {
+            while (readBuffer.hasRemaining()) {
+                byte b = readBuffer.get();
+                if (b == '\n') {
+                    String text = line.toString(StandardCharsets.UTF_8);
+                    line.reset();
+                    return text;
+                }
+                line.write(b);
+            }
+            readBuffer.clear();
+            int n = channel.read(readBuffer);
+            readBuffer.flip();
+            if (n < 0) {
+                if (line.size() == 0) return null;
+                String text = line.toString(StandardCharsets.UTF_8);
+                line.reset();
+                return text;
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            channel.close();
+        } catch (IOException e) {
+            // closing is all that is left to do
+        }
+    }
+}

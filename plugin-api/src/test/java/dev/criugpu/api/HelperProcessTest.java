@@ -1,0 +1,68 @@
+package dev.criugpu.api;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** A helper started the way the CUDA agent is: not our child, a session of its own, deaf to Ctrl-C, one socket. */
+class HelperProcessTest {
+    static String[] stat(long pid) throws IOException {
+        String s = Files.readString(Path.of("/proc/" + pid + "/stat"));
+        return s.substring(s.lastIndexOf(')') + 2).split(" ");
+    }
+
+    static long sigIgn(long pid) throws IOException {
+        return Long.parseLong(Files.readAllLines(Path.of("/proc/" + pid + "/status")).stream()
+                .filter(l -> l.startsWith("SigIgn:")).findFirst().orElseThrow().substring(7).trim(), 16);
+    }
+
+    @Test
+    void theHelperIsNotOurChildHasItsOwnSessionAndIgnoresCtrlC() throws Exception {
+        HelperProcess.Pending pending = HelperProcess.start(EchoHelper.class.getName(), List.of("-Xrs"), List.of());
+        Path socket = pending.socket();
+        HelperProcess helper = pending.connect(30_000, "the echo helper");
+        try {
+            assertFalse(Files.exists(socket) || Files.exists(socket.getParent()), "the socket and its directory are left");
+            String first = helper.readLine();
+            assertTrue(first.startsWith("pid "), first);
+            long pid = Long.parseLong(first.substring(4));
+            String[] f = stat(pid);
+            assertNotEquals(ProcessHandle.current().pid(), Long.parseLong(f[1]), "it is our child");
+            assertNotEquals(Long.parseLong(stat(ProcessHandle.current().pid())[3]), Long.parseLong(f[3]), "it shares our session");
+            assertTrue((sigIgn(pid) & (1L << 1)) != 0, "SIGINT is not ignored: Ctrl-C meant for criu would end it");
+            helper.writeLine("hello");
+            assertEquals("got hello", helper.readLine());
+        } finally {
+            helper.close();
+        }
+    }
+
+    @Test
+    void aHelperThatNeverConnectsIsReportedByName() throws Exception {
+        HelperProcess.Pending pending = HelperProcess.start("no.such.Main", List.of(), List.of());
+        IOException e = assertThrows(IOException.class, () -> pending.connect(1500, "the missing helper"));
+        assertEquals("the missing helper did not connect within 1500 ms", e.getMessage());
+        assertFalse(Files.exists(pending.socket().getParent()));
+    }
+
+    @Test
+    void theEndOfTheOtherSideIsTheEndOfTheStream() throws Exception {
+        HelperProcess.Pending pending = HelperProcess.listen();
+        HelperProcess far = HelperProcess.connectTo(pending.socket());
+        HelperProcess near = pending.connect(5000, "the far end");
+        far.writeLine("last words");
+        far.close();
+        assertEquals("last words", near.readLine());
+        assertNull(near.readLine());
+    }
+}
