@@ -61,29 +61,31 @@ case_interop() {
 }
 
 # start_criu_dump NAME IMG ENV...: criu dump of ROOT with our plugins in the background, SIGINT/SIGQUIT at their
-# defaults (a background job of a script ignores them, a user's terminal does not); sets CRIU_PID
+# defaults (a background job of a script ignores them, a user's terminal does not); sets CRIU_PID. A subshell waits
+# for criu as its parent would and writes its exit status (128+N when signal N ended it) to CRIU_STATUS_FILE.
 start_criu_dump() {
     local name="$1" img="$2"
     shift 2
     mkdir -p "$img"
-    env --default-signal=INT,QUIT "$@" "$CRIU" dump -D "$img" -o "$LOGS/$name.dump.log" -v4 -t "$ROOT" --lib "$PLUGIN_DIR" \
-        >"$LOGS/$name.dump.out" 2>&1 &
-    CRIU_PID=$!
+    CRIU_STATUS_FILE="$LOGS/$name.criu-status"
+    rm -f "$CRIU_STATUS_FILE" "$CRIU_STATUS_FILE.pid"
+    (
+        env --default-signal=INT,QUIT "$@" "$CRIU" dump -D "$img" -o "$LOGS/$name.dump.log" -v4 -t "$ROOT" \
+            --lib "$PLUGIN_DIR" >"$LOGS/$name.dump.out" 2>&1 &
+        echo $! >"$CRIU_STATUS_FILE.pid"
+        wait $!
+        echo $? >"$CRIU_STATUS_FILE"
+    ) &
+    wait_for "$CRIU_STATUS_FILE.pid" '^[0-9]+$' 10 || { CRIU_PID=0; return 1; }
+    CRIU_PID=$(cat "$CRIU_STATUS_FILE.pid")
 }
 
-# criu_end_status PID SECS: waits (bounded) for our background criu; prints its exit status, or "running"
+# criu_end_status SECS: waits (bounded) until criu's parent saw it end; sets CRIU_STATUS (exit status, or "running")
 criu_end_status() {
-    local pid="$1" secs="$2" deadline
-    deadline=$(($(date +%s%N) + secs * 1000000000))
-    while kill -0 "$pid" 2>/dev/null && (($(date +%s%N) < deadline)); do
-        [[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" == Z ]] && break
-        sleep 0.02
-    done
-    if kill -0 "$pid" 2>/dev/null && [[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ]]; then
-        echo running
+    if wait_for "$CRIU_STATUS_FILE" '^[0-9]+$' "$1"; then
+        CRIU_STATUS=$(cat "$CRIU_STATUS_FILE")
     else
-        wait "$pid"
-        echo $?
+        CRIU_STATUS=running
     fi
 }
 
@@ -103,7 +105,7 @@ returned_after() {
 #   during-pagedump   a second into criu's page dump of the task
 #   after-exit        right after the plugin's exit hook, before criu kills the tree (held by a fault switch)
 case_criu_killed() {
-    local name="$1" point="$2" img="$IMG_ROOT/$1" t0 status
+    local name="$1" point="$2" img="$IMG_ROOT/$1" t0
     local -a fault=()
     TREE_PIDS=()
     COUNTER_MIB="$BIG_MIB" start_counter "$name" 0 --tick-ms 20 || { fail "$name" "$CKPT_WHY"; kill_all "$ROOT"; return; }
@@ -126,8 +128,8 @@ case_criu_killed() {
     [[ "$point" == during-* ]] && sleep 1   # well inside a phase that lasts several seconds at BIG_MIB
     kill -9 "$CRIU_PID"
     t0=$(now_s)
-    status=$(criu_end_status "$CRIU_PID" 10)
-    note "NOTE $name: criu killed at $point (state then: $(state_of "$name" "$ROOT"), exit status $status)"
+    criu_end_status 60
+    note "NOTE $name: criu killed at $point; its parent saw it end after $(elapsed "$t0")s with status $CRIU_STATUS; the task was then $(state_of "$name" "$ROOT")"
     if ! returned_after "$name" "$t0"; then
         cp "$img/cuda-plugin-watchdog.log" "$LOGS/$name.watchdog.log" 2>/dev/null
         fail "$name" "$CKPT_WHY"; kill_all "$ROOT"; return
@@ -158,7 +160,8 @@ case_criu_interrupted() {
     sleep 0.5   # inside the checkpoint, which lasts seconds at BIG_MIB
     t0=$(now_s)
     kill "-$sig" "$CRIU_PID"
-    status=$(criu_end_status "$CRIU_PID" 30)
+    criu_end_status 30
+    status=$CRIU_STATUS
     secs=$(elapsed "$t0")
     if [[ "$status" == running ]]; then
         fail "$name" "criu still runs 30 s after $sig"; kill -9 "$CRIU_PID"; kill_all "$ROOT"; return

@@ -24,6 +24,8 @@ import java.util.concurrent.TimeUnit;
  */
 public final class HelperProcess implements AutoCloseable {
     private static final String SHELL = "/bin/sh";
+    private static final String PID_FILE = "helper.pid";
+    private static final String OUTPUT_FILE = "helper.out";
     private static final long SHELL_WAIT_S = 10;
 
     // plain channel reads and writes: the JDK's stream adapters share one lock between reading and writing
@@ -64,7 +66,8 @@ public final class HelperProcess implements AutoCloseable {
                         return new HelperProcess(c);
                     }
                     long left = (deadline - System.nanoTime()) / 1_000_000;
-                    if (left <= 0) throw new IOException(what + " did not connect within " + timeoutMs + " ms");
+                    if (left <= 0) throw new IOException(what + " did not connect within " + timeoutMs + " ms" + said());
+                    if (ended()) throw new IOException(what + " ended before it connected" + said());
                     Interrupts.check(what + " to start");
                     selector.select(Math.min(left, Interrupts.SLICE_MS));
                 }
@@ -73,11 +76,36 @@ public final class HelperProcess implements AutoCloseable {
             }
         }
 
+        /** Whether the helper's process has gone (its pid, which the starting shell wrote, no longer runs). */
+        private boolean ended() {
+            try {
+                Path pidFile = dir.resolve(PID_FILE);
+                if (!Files.isRegularFile(pidFile)) return false;
+                String pid = Files.readString(pidFile).strip();
+                if (pid.isEmpty()) return false;
+                return ProcessHandle.of(Long.parseLong(pid)).map(h -> !h.isAlive()).orElse(true);
+            } catch (IOException | NumberFormatException e) {
+                return false;
+            }
+        }
+
+        /** What the helper printed before it connected (a JVM that cannot start says why), for the error line. */
+        private String said() {
+            try {
+                String out = Files.readString(dir.resolve(OUTPUT_FILE)).strip().replace('\n', ' ');
+                return out.isEmpty() ? "" : "; it said: " + (out.length() > 400 ? out.substring(0, 400) + "..." : out);
+            } catch (IOException e) {
+                return "";
+            }
+        }
+
         /** Gives the helper up before it connected: it finds no socket and ends. */
         public void discard() {
             try {
                 server.close();
                 Files.deleteIfExists(socket());
+                Files.deleteIfExists(dir.resolve(PID_FILE));
+                Files.deleteIfExists(dir.resolve(OUTPUT_FILE));
                 Files.deleteIfExists(dir);
             } catch (IOException e) {
                 // a leftover empty directory in /tmp is harmless
@@ -106,9 +134,11 @@ public final class HelperProcess implements AutoCloseable {
     public static Pending start(String mainClass, List<String> jvmOptions, List<String> args) throws IOException {
         Pending p = listen();
         try {
+            // setsid (util-linux) execs in place when not a group leader, as a background job is not: $! is the helper
             List<String> command = new ArrayList<>(List.of(SHELL, "-c",
-                    "if command -v setsid >/dev/null 2>&1; then setsid \"$@\"; else \"$@\"; fi </dev/null >/dev/null 2>&1 &",
-                    "criu-gpu-helper", Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+                    "d=\"$1\"; shift; if command -v setsid >/dev/null 2>&1; then setsid \"$@\" </dev/null >\"$d/" + OUTPUT_FILE
+                            + "\" 2>&1 & else \"$@\" </dev/null >\"$d/" + OUTPUT_FILE + "\" 2>&1 & fi; echo $! >\"$d/" + PID_FILE + "\"",
+                    "criu-gpu-helper", p.dir.toString(), Path.of(System.getProperty("java.home"), "bin", "java").toString()));
             command.addAll(jvmOptions);
             command.addAll(List.of("-cp", System.getProperty("java.class.path"), mainClass, "--socket", p.socket().toString()));
             command.addAll(args);

@@ -2,9 +2,16 @@ package dev.criugpu.api;
 
 import java.nio.file.Path;
 
-/** A helper for {@link HelperProcessTest}: says its pid, then echoes each line back until criu's end closes. */
+/**
+ * A helper for {@link HelperProcessTest}: says its pid, then echoes each line back until criu's end closes; with
+ * {@code --wait-forever} after the socket it never connects (and ends once the test's JVM is gone).
+ */
 public final class EchoHelper {
     public static void main(String[] args) throws Exception {
+        if (args.length > 2 && args[2].equals("--wait-forever")) {
+            Thread.sleep(120_000);
+            return;
+        }
         HelperProcess criu = HelperProcess.connectTo(Path.of(args[1]));
         criu.writeLine("pid " + ProcessHandle.current().pid());
         for (String line; (line = criu.readLine()) != null; ) criu.writeLine("got " + line);

@@ -48,10 +48,21 @@ class HelperProcessTest {
     }
 
     @Test
+    void aHelperWhoseJvmCannotStartIsReportedAtOnceWithWhatItSaid() throws Exception {
+        HelperProcess.Pending pending = HelperProcess.start(EchoHelper.class.getName(), List.of("-XX:+NoSuchOptionHere"), List.of());
+        long t0 = System.nanoTime();
+        IOException e = assertThrows(IOException.class, () -> pending.connect(60_000, "the broken helper"));
+        assertTrue(e.getMessage().startsWith("the broken helper ended before it connected; it said: ")
+                && e.getMessage().contains("NoSuchOptionHere"), e.getMessage());
+        assertTrue((System.nanoTime() - t0) / 1_000_000_000 < 30, "noticed only at the time-out");
+        assertFalse(Files.exists(pending.socket().getParent()));
+    }
+
+    @Test
     void aHelperThatNeverConnectsIsReportedByName() throws Exception {
-        HelperProcess.Pending pending = HelperProcess.start("no.such.Main", List.of(), List.of());
-        IOException e = assertThrows(IOException.class, () -> pending.connect(1500, "the missing helper"));
-        assertEquals("the missing helper did not connect within 1500 ms", e.getMessage());
+        HelperProcess.Pending pending = HelperProcess.start(EchoHelper.class.getName(), List.of(), List.of("--wait-forever"));
+        IOException e = assertThrows(IOException.class, () -> pending.connect(1500, "the silent helper"));
+        assertEquals("the silent helper did not connect within 1500 ms", e.getMessage());
         assertFalse(Files.exists(pending.socket().getParent()));
     }
 

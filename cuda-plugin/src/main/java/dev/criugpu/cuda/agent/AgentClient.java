@@ -31,7 +31,7 @@ public final class AgentClient implements CudaBackend, WatchdogLink {
     static final long CONNECT_MS = 20_000;
     /** The agent's JVM: small, quick to start, deaf to the signals meant for criu (-Xrs). */
     static final List<String> JVM_OPTIONS = List.of("-Xrs", "-Xmx48m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-            "-XX:-UsePerfData", "-Xshare:auto", "-Xlog:disable", "-Xlog:all=off", "--enable-native-access=ALL-UNNAMED");
+            "-XX:-UsePerfData", "-Xlog:disable", "-Xlog:all=off", "--enable-native-access=ALL-UNNAMED");
 
     private final HelperProcess.Pending pending;
     private final CompletableFuture<String> ready = new CompletableFuture<>();
