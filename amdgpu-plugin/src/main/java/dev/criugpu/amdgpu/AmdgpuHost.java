@@ -3,9 +3,9 @@ package dev.criugpu.amdgpu;
 import dev.criugpu.amdgpu.dump.DeviceClassifier;
 import dev.criugpu.amdgpu.dump.KfdFileDumper;
 import dev.criugpu.amdgpu.restore.ChildExecutor;
-import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.amdgpu.topology.SysfsTopologyReader;
 import dev.criugpu.api.CriuServices;
+import dev.criugpu.api.sys.Syscalls;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;

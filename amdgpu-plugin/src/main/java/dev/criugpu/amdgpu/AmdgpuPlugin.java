@@ -1,9 +1,7 @@
 package dev.criugpu.amdgpu;
 
-import dev.criugpu.amdgpu.bindings.stat;
 import dev.criugpu.amdgpu.dump.AmdgpuDumpSession;
 import dev.criugpu.amdgpu.restore.AmdgpuRestoreSession;
-import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.amdgpu.topology.SysfsTopologyReader;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.CriuPlugin;
@@ -13,6 +11,8 @@ import dev.criugpu.api.Errno;
 import dev.criugpu.api.Hook;
 import dev.criugpu.api.InventoryClaim;
 import dev.criugpu.api.Stage;
+import dev.criugpu.api.bindings.stat;
+import dev.criugpu.api.sys.Syscalls;
 import dev.criugpu.inventory.RestoreIds;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -1,17 +1,17 @@
 package dev.criugpu.amdgpu;
 
-import dev.criugpu.amdgpu.bindings.stat;
 import dev.criugpu.amdgpu.images.AmdgpuImages;
 import dev.criugpu.amdgpu.images.proto.CriuKfd;
 import dev.criugpu.amdgpu.images.proto.KfdBoEntry;
-import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.amdgpu.testing.KfdSimulator;
 import dev.criugpu.amdgpu.testing.SimulatedCriu;
-import dev.criugpu.amdgpu.testing.SimulatedGpuProcess;
 import dev.criugpu.amdgpu.testing.SimulatedGpuProcess.Bo;
+import dev.criugpu.amdgpu.testing.SimulatedGpuProcess;
 import dev.criugpu.api.Errno;
 import dev.criugpu.api.InventoryClaim;
 import dev.criugpu.api.Stage;
+import dev.criugpu.api.bindings.stat;
+import dev.criugpu.api.sys.Syscalls;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

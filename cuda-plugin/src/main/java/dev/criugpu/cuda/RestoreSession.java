@@ -2,6 +2,7 @@ package dev.criugpu.cuda;
 
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
+import dev.criugpu.api.sys.Tasks;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
 import dev.criugpu.cuda.gpu.GpuInfo;
@@ -11,7 +12,6 @@ import dev.criugpu.cuda.gpu.GpuUuid;
 import dev.criugpu.cuda.gpu.TaskGpuRecord;
 import dev.criugpu.cuda.image.CudaGpuEntry;
 import dev.criugpu.cuda.image.CudaTaskEntry;
-import dev.criugpu.cuda.proc.Procs;
 import dev.criugpu.cuda.ptrace.RestoreThreads;
 import dev.criugpu.cuda.state.CudaAction;
 import dev.criugpu.cuda.state.CudaState;
@@ -137,7 +137,7 @@ final class RestoreSession {
     }
 
     int resume(int pid) {
-        int nsPid = Procs.innermostPid(pid);
+        int nsPid = Tasks.innermostPid(pid);
         CudaTaskEntry entry = byNsPid.get(nsPid);
         if (entry == null) return legacy ? resumeLegacy(pid) : Errno.NOT_SUPPORTED;
         if (!started.add(nsPid)) return 0;

@@ -4,14 +4,15 @@ import dev.criugpu.amdgpu.AmdgpuHost;
 import dev.criugpu.amdgpu.dump.MaxBufferSize;
 import dev.criugpu.amdgpu.images.AmdgpuImages;
 import dev.criugpu.amdgpu.kfd.KfdFile;
-import dev.criugpu.amdgpu.sys.SyscallException;
-import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.amdgpu.sys.UnixSockets;
 import dev.criugpu.amdgpu.topology.SysfsTopologyReader;
 import dev.criugpu.amdgpu.topology.Topology;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.CriuServices;
 import dev.criugpu.api.Errno;
+import dev.criugpu.api.sys.SyscallException;
+import dev.criugpu.api.sys.Syscalls;
+import dev.criugpu.api.sys.Tasks;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -84,7 +85,7 @@ public final class AmdgpuRestoreSession implements AutoCloseable {
 
     public int resume(int pid) {
         RefillSession.Outcome outcome = refill.finish();
-        List<String> failures = outcome.failuresByTask().get(TaskPid.innermost(pid));
+        List<String> failures = outcome.failuresByTask().get(Tasks.innermostPid(pid));
         if (failures != null) {
             failures.forEach(log::error);
             boolean killed = UnixSockets.kill(pid);

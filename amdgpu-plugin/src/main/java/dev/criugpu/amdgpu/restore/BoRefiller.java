@@ -1,5 +1,6 @@
 package dev.criugpu.amdgpu.restore;
 
+import dev.criugpu.amdgpu.dump.MaxBufferSize;
 import dev.criugpu.amdgpu.images.ImageNames;
 import dev.criugpu.amdgpu.images.PagesFileReader;
 import dev.criugpu.amdgpu.images.proto.CriuKfd;
@@ -7,11 +8,10 @@ import dev.criugpu.amdgpu.images.proto.KfdBoEntry;
 import dev.criugpu.amdgpu.images.proto.KfdDeviceEntry;
 import dev.criugpu.amdgpu.kfd.BoBucket;
 import dev.criugpu.amdgpu.sdma.SdmaCopier;
-import dev.criugpu.amdgpu.dump.MaxBufferSize;
-import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.amdgpu.sys.UnixSockets;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
+import dev.criugpu.api.sys.Syscalls;
 
 import java.nio.file.Path;
 import java.util.ArrayList;

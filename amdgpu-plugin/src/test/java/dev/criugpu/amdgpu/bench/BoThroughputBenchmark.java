@@ -12,10 +12,10 @@ import dev.criugpu.amdgpu.kfd.KfdFile;
 import dev.criugpu.amdgpu.restore.BoRefiller;
 import dev.criugpu.amdgpu.restore.RefillRequest;
 import dev.criugpu.amdgpu.restore.RestorePlan;
-import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.amdgpu.testing.KfdSimulator;
 import dev.criugpu.amdgpu.testing.TwoGpuHost;
 import dev.criugpu.amdgpu.topology.Topology;
+import dev.criugpu.api.sys.Syscalls;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;

@@ -1,6 +1,7 @@
 package dev.criugpu.amdgpu.bindings;
 
 import dev.criugpu.amdgpu.testing.NativeTestPrograms;
+import dev.criugpu.api.bindings.stat;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.GroupLayout;

@@ -9,9 +9,9 @@ import dev.criugpu.amdgpu.bindings.gpu_plan_step;
 import dev.criugpu.amdgpu.bindings.gpu_plan_vma;
 import dev.criugpu.amdgpu.bindings.iovec;
 import dev.criugpu.amdgpu.bindings.msghdr;
-import dev.criugpu.amdgpu.sys.SyscallException;
-import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.amdgpu.sys.UnixSockets;
+import dev.criugpu.api.sys.SyscallException;
+import dev.criugpu.api.sys.Syscalls;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;

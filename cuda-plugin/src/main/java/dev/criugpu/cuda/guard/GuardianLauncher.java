@@ -45,7 +45,7 @@ public final class GuardianLauncher {
     }
 
     public static void launch(long criuPid, CudaBackend backend, List<GuardedTask> tasks, Path logFile) throws IOException {
-        if (dev.criugpu.cuda.bindings.libc_h.isChildSubreaper()) {
+        if (dev.criugpu.api.bindings.libc_h.isChildSubreaper()) {
             throw new IOException("this criu is a child subreaper: a detached guardian would become its child and "
                     + "block its final wait");
         }

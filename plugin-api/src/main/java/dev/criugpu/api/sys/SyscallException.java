@@ -1,4 +1,4 @@
-package dev.criugpu.amdgpu.sys;
+package dev.criugpu.api.sys;
 
 import dev.criugpu.api.CriuException;
 

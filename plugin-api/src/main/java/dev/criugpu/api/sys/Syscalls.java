@@ -1,6 +1,7 @@
-package dev.criugpu.amdgpu.sys;
+package dev.criugpu.api.sys;
 
-import dev.criugpu.amdgpu.bindings.stat;
+import dev.criugpu.api.Errno;
+import dev.criugpu.api.bindings.stat;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -16,9 +17,9 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * The syscall seam: the few libc entry points the plugin uses on device files (open, close, ioctl, mmap,
- * munmap, fstat). In production they are libc's; tests bind the same signatures from the simulated KFD
- * ({@code libkfdsim.so}, names prefixed {@code kfdsim_}). errno is captured right after each call.
+ * The syscall seam: the few libc entry points the plugins use on device files (open, close, ioctl, mmap,
+ * munmap, fstat). In production they are libc's; tests bind the same signatures from a simulator library (the
+ * simulated KFD's {@code libkfdsim.so}, names prefixed {@code kfdsim_}). errno is captured right after each call.
  */
 public final class Syscalls {
     private static final Linker LINKER = Linker.nativeLinker();
@@ -32,8 +33,6 @@ public final class Syscalls {
     public static final int PROT_READ = 1;
     public static final int PROT_WRITE = 2;
     public static final int MAP_SHARED = 1;
-    public static final int EINTR = 4;
-    public static final int EAGAIN = 11;
 
     private final String origin;
     private final MethodHandle open;
@@ -119,7 +118,7 @@ public final class Syscalls {
                 int r = (int) ioctl.invokeExact(state, fd, Integer.toUnsignedLong(request), arg);
                 if (r >= 0) return r;
                 int e = errno(state);
-                if ((e != EINTR && e != EAGAIN) || attempt >= retries) throw failure(what, e);
+                if ((e != Errno.EINTR && e != Errno.EAGAIN) || attempt >= retries) throw failure(what, e);
             }
         } catch (SyscallException e) {
             throw e;
@@ -168,7 +167,7 @@ public final class Syscalls {
     }
 
     private static SyscallException failure(String what, int errno) {
-        return new SyscallException(errno, what + " failed: " + Errnos.name(errno));
+        return new SyscallException(errno, what + " failed: " + Errno.name(errno));
     }
 
 }

@@ -1,4 +1,6 @@
-package dev.criugpu.cuda.bindings;
+package dev.criugpu.api.bindings;
+
+import dev.criugpu.api.Errno;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -14,7 +16,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * libc's {@code ptrace} and {@code waitpid} with errno captured right after the call (jextract shape plus
+ * libc's {@code ptrace}, {@code waitpid} and {@code prctl}, for both vendors, with errno captured right after the call (jextract shape plus
  * {@code Linker.Option.captureCallState}). Numbers are Linux x86-64 (linux/ptrace.h, bits/waitflags.h).
  */
 public final class libc_h {
@@ -111,15 +113,8 @@ public final class libc_h {
         return (status >>> 16) & 0xffff;
     }
 
-    /** strerror-like name for the few errnos ptrace reports. */
+    /** {@link Errno#name}, with what ESRCH means for ptrace. */
     public static String errnoName(int errno) {
-        return switch (errno) {
-            case 1 -> "EPERM";
-            case ESRCH -> "ESRCH (no such thread, or not stopped by us)";
-            case EINTR -> "EINTR";
-            case 14 -> "EFAULT";
-            case 22 -> "EINVAL";
-            default -> "errno " + errno;
-        };
+        return errno == ESRCH ? Errno.name(errno) + ", no such thread or not stopped by us" : Errno.name(errno);
     }
 }

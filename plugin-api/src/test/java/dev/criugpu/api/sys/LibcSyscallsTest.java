@@ -1,9 +1,9 @@
-package dev.criugpu.amdgpu.sys;
+package dev.criugpu.api.sys;
 
-import dev.criugpu.amdgpu.kfd.KfdFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
@@ -27,11 +27,14 @@ class LibcSyscallsTest {
     }
 
     @Test
-    void kfdIoctlOnANonKfdFileIsEnotty() {
+    void deviceIoctlOnANonDeviceFileIsEnottyAndNamesTheCall() {
         int fd = libc.open("/dev/null", Syscalls.O_RDWR | Syscalls.O_CLOEXEC);
-        try {
-            SyscallException e = assertThrows(SyscallException.class, () -> new KfdFile(libc, fd).version());
+        try (Arena arena = Arena.ofConfined()) {
+            // AMDKFD_IOC_GET_VERSION: a real device request that /dev/null does not know
+            SyscallException e = assertThrows(SyscallException.class,
+                    () -> libc.ioctl(fd, 0x80084B01, arena.allocate(8), 3, "GET_VERSION on /dev/null"));
             assertEquals(25, e.errno());
+            assertEquals("GET_VERSION on /dev/null failed: ENOTTY (errno 25)", e.getMessage());
         } finally {
             libc.close(fd);
         }

@@ -1,4 +1,4 @@
-package dev.criugpu.amdgpu.bindings;
+package dev.criugpu.api.bindings;
 
 import java.lang.foreign.GroupLayout;
 import java.lang.foreign.MemoryLayout;
@@ -9,8 +9,9 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * {@code struct stat} from {@code sys/stat.h}, in the shape jextract generates. glibc's x86-64 {@code struct stat}: HANDLE_DEVICE_VMA gets a pointer to one, and the plugin reads {@code st_rdev}.
- * Checked field by field against the real header by {@code LayoutConformanceTest}.
+ * glibc's x86-64 {@code struct stat} ({@code sys/stat.h}), in the shape jextract generates: HANDLE_DEVICE_VMA gets a
+ * pointer to one, which the hook dispatcher turns into a {@link dev.criugpu.api.DeviceFile}. Checked field by field
+ * against the real header by amdgpu-plugin's {@code LayoutConformanceTest}.
  */
 public final class stat {
     private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
