@@ -7,10 +7,10 @@ import dev.criugpu.amdgpu.testing.KfdSimulator;
 import dev.criugpu.amdgpu.testing.SimulatedCriu;
 import dev.criugpu.amdgpu.testing.SimulatedGpuProcess.Bo;
 import dev.criugpu.amdgpu.testing.SimulatedGpuProcess;
+import dev.criugpu.api.DeviceFile;
 import dev.criugpu.api.Errno;
 import dev.criugpu.api.InventoryClaim;
 import dev.criugpu.api.Stage;
-import dev.criugpu.api.bindings.stat;
 import dev.criugpu.api.sys.Syscalls;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -60,9 +60,7 @@ class AmdgpuPluginCycleTest {
     }
 
     int vma(AmdgpuPlugin plugin, long rdev) {
-        MemorySegment st = stat.allocate(arena);
-        stat.st_rdev(st, rdev);
-        return plugin.handleDeviceVma(-1, st);
+        return plugin.handleDeviceVma(-1, new DeviceFile(0, 0, 0020600, rdev));
     }
 
     /** Dumps the process with a render fd first, then its KFD fd; returns the images directory. */

@@ -58,8 +58,8 @@ final class Doctor {
 
     private static List<String> checkPluginDir(Path dir, PrintStream out) {
         List<String> problems = new ArrayList<>();
-        for (String so : List.of("cuda_plugin.so", "amdgpu_plugin.so", "java/native/libcriugpu_plan.so")) {
-            if (!Files.isRegularFile(dir.resolve(so))) problems.add(dir.resolve(so) + " is missing");
+        for (String f : List.of("cuda_plugin.so", "amdgpu_plugin.so", "java/jvm.options")) {
+            if (!Files.isRegularFile(dir.resolve(f))) problems.add(dir.resolve(f) + " is missing");
         }
         Path cfg = dir.resolve("java/criu-gpu.cfg");
         try {

@@ -119,7 +119,7 @@ public final class BoThroughputBenchmark {
 
         List<String> planErrors = new ArrayList<>();
         try (RestorePlan plan = RestorePlan.build(images, topology, Map.of(), planErrors::add, file -> 0);
-             BoRefiller refiller = new BoRefiller(sys, images.dir(), cap)) {
+             BoRefiller refiller = new BoRefiller(sys, images.dir(), cap, plan.localGpus())) {
             if (!planErrors.isEmpty()) throw new IllegalStateException("restore plan: " + planErrors);
             CriuKfd image = plan.kfds().get(FILE_ID);
             zeroTargets();

@@ -1,4 +1,4 @@
-package dev.criugpu.amdgpu.bindings;
+package dev.criugpu.api.bindings;
 
 import java.lang.foreign.GroupLayout;
 import java.lang.foreign.MemoryLayout;
@@ -10,7 +10,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * {@code struct gpu_plan_step} from {@code amdgpu-plugin/src/main/c/gpu_plan.h}, in the shape jextract generates. One step of a program.
+ * {@code struct gpu_plan_step} from {@code native/plan/gpu_plan.h}, in the shape jextract generates. One step of a program.
  * Checked field by field against the real header by {@code LayoutConformanceTest}.
  */
 public final class gpu_plan_step {

@@ -1,4 +1,4 @@
-package dev.criugpu.amdgpu.bindings;
+package dev.criugpu.api.bindings;
 
 import java.lang.foreign.GroupLayout;
 import java.lang.foreign.MemoryLayout;
@@ -9,7 +9,7 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /**
- * {@code struct gpu_plan} from {@code amdgpu-plugin/src/main/c/gpu_plan.h}, in the shape jextract generates. The restore plan criu's forked children run.
+ * {@code struct gpu_plan} from {@code native/plan/gpu_plan.h}, in the shape jextract generates. The restore plan criu's forked children run.
  * Checked field by field against the real header by {@code LayoutConformanceTest}.
  */
 public final class gpu_plan {

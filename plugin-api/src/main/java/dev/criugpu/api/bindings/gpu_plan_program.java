@@ -1,4 +1,4 @@
-package dev.criugpu.amdgpu.bindings;
+package dev.criugpu.api.bindings;
 
 import java.lang.foreign.GroupLayout;
 import java.lang.foreign.MemoryLayout;
@@ -9,7 +9,7 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /**
- * {@code struct gpu_plan_program} from {@code amdgpu-plugin/src/main/c/gpu_plan.h}, in the shape jextract generates. What RESTORE_EXT_FILE(file_id) runs.
+ * {@code struct gpu_plan_program} from {@code native/plan/gpu_plan.h}, in the shape jextract generates. What RESTORE_EXT_FILE(file_id) runs.
  * Checked field by field against the real header by {@code LayoutConformanceTest}.
  */
 public final class gpu_plan_program {

@@ -1,4 +1,4 @@
-package dev.criugpu.amdgpu.bindings;
+package dev.criugpu.api.bindings;
 
 import java.lang.foreign.GroupLayout;
 import java.lang.foreign.MemoryLayout;
@@ -8,7 +8,7 @@ import java.lang.foreign.SegmentAllocator;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 
 /**
- * {@code struct gpu_plan_child} from {@code amdgpu-plugin/src/main/c/gpu_plan.h}, in the shape jextract generates. The context the shim passes to the executor in a forked child.
+ * {@code struct gpu_plan_child} from {@code native/plan/gpu_plan.h}, in the shape jextract generates. The context the shim passes to the executor in a forked child.
  * Checked field by field against the real header by {@code LayoutConformanceTest}.
  */
 public final class gpu_plan_child {

@@ -1,6 +1,6 @@
-package dev.criugpu.amdgpu.bindings;
+package dev.criugpu.api.bindings;
 
-/** Constants of the restore-plan executor's header ({@code src/main/c/gpu_plan.h}). */
+/** Constants of the restore-plan executor's header ({@code native/plan/gpu_plan.h}). */
 public final class gpu_plan_h {
     private gpu_plan_h() {
     }

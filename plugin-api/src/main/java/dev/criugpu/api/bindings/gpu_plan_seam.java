@@ -1,4 +1,4 @@
-package dev.criugpu.amdgpu.bindings;
+package dev.criugpu.api.bindings;
 
 import java.lang.foreign.GroupLayout;
 import java.lang.foreign.MemoryLayout;
@@ -8,7 +8,7 @@ import java.lang.foreign.SegmentAllocator;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 
 /**
- * {@code struct gpu_plan_seam} from {@code amdgpu-plugin/src/main/c/gpu_plan.h}, in the shape jextract generates. The calls the executor makes: libc and criu in production, a simulator in tests.
+ * {@code struct gpu_plan_seam} from {@code native/plan/gpu_plan.h}, in the shape jextract generates. The calls the executor makes: libc and criu in production, a simulator in tests.
  * Checked field by field against the real header by {@code LayoutConformanceTest}.
  */
 public final class gpu_plan_seam {

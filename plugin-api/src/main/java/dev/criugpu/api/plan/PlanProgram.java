@@ -1,7 +1,7 @@
-package dev.criugpu.amdgpu.restore;
+package dev.criugpu.api.plan;
 
-import dev.criugpu.amdgpu.bindings.gpu_plan_h;
-import dev.criugpu.amdgpu.bindings.gpu_plan_step;
+import dev.criugpu.api.bindings.gpu_plan_h;
+import dev.criugpu.api.bindings.gpu_plan_step;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -12,15 +12,16 @@ import java.util.function.Consumer;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * Builds one program of the restore plan (struct gpu_plan_program's steps, see gpu_plan.h) in native memory of
- * the plan's arena. Vendor-neutral: the caller supplies paths, ioctl numbers, buffers and offsets.
+ * One program of a {@link ChildPlan}: what RESTORE_EXT_FILE(file id) runs in a restored task (struct
+ * gpu_plan_program's steps, see native/plan/gpu_plan.h), in native memory of the plan's arena. Vendor-neutral: the
+ * caller supplies paths, ioctl numbers, buffers and offsets. Made by {@link ChildPlan#program}.
  */
 public final class PlanProgram {
     private final Arena arena;
     private final int fileId;
     private final List<Consumer<MemorySegment>> steps = new ArrayList<>();
 
-    public PlanProgram(Arena arena, int fileId) {
+    PlanProgram(Arena arena, int fileId) {
         this.arena = arena;
         this.fileId = fileId;
     }
