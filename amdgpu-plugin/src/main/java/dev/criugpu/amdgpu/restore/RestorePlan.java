@@ -109,6 +109,7 @@ public final class RestorePlan implements AutoCloseable {
                 throw new CriuException(ex.errno(), name + ": " + ex.getMessage(), ex);
             }
             mappings.put(e.getKey(), m);
+            requireVram(name, e.getValue(), m, local);
             for (var g : m.gpus().entrySet()) {
                 Integer before = userToLocal.putIfAbsent(g.getKey(), g.getValue());
                 if (before != null && !before.equals(g.getValue())) {
@@ -138,6 +139,18 @@ public final class RestorePlan implements AutoCloseable {
         } catch (RuntimeException e) {
             plan.close();
             throw e;
+        }
+    }
+
+    /** The VRAM BOs of each checkpointed GPU must fit the VRAM of the local GPU they go to. */
+    private static void requireVram(String image, CriuKfd kfd, GpuMapping m, Topology local) {
+        for (var v : AmdgpuImages.vramBytes(kfd).entrySet()) {
+            int actual = m.localGpu(v.getKey());
+            long vram = local.gpu(actual).orElseThrow().get(NodeProperty.VRAM_SIZE);
+            if (Long.compareUnsigned(v.getValue(), vram) > 0) {
+                throw new CriuException(Errno.ENOSPC, String.format("%s: the VRAM BOs of GPU 0x%04x hold %d bytes, more"
+                        + " than the %d bytes of VRAM of local GPU 0x%04x", image, v.getKey(), v.getValue(), vram, actual));
+            }
         }
     }
 

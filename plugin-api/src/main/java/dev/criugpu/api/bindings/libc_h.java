@@ -59,6 +59,10 @@ public final class libc_h {
             Linker.Option.firstVariadicArg(1));
     public static final int PR_GET_CHILD_SUBREAPER = 37;
 
+    /** {@code uid_t geteuid(void)} */
+    private static final MethodHandle GETEUID = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("geteuid").orElseThrow(), FunctionDescriptor.of(JAVA_INT));
+
     private libc_h() {
     }
 
@@ -70,6 +74,15 @@ public final class libc_h {
             return rc == 0 && flag.get(JAVA_INT, 0) != 0;
         } catch (Throwable t) {
             throw new IllegalStateException("prctl downcall failed", t);
+        }
+    }
+
+    /** The effective uid of this process (criu's). */
+    public static int geteuid() {
+        try {
+            return (int) GETEUID.invokeExact();
+        } catch (Throwable t) {
+            throw new IllegalStateException("geteuid downcall failed", t);
         }
     }
 
