@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,8 +28,6 @@
 enum { STAGE_PRE_DUMP = 1, STAGE_RESTORE = 2, LOG_ERROR = 1, LOG_WARN = 2, LOG_INFO = 3, LOG_DEBUG = 4 };
 enum { DUMP_EXT_FILE = 2, RESTORE_EXT_FILE = 3, HANDLE_DEVICE_VMA = 7, UPDATE_VMA_MAP = 8, RESUME_DEVICES_LATE = 9 };
 enum { PAUSE_DEVICES = 10, CHECKPOINT_DEVICES = 11, MAX_HOOKS = 15, FALLBACK_HOOK_COUNT = 12 /* criu 4.0 */ };
-#define OPTIONS_FILE "java/jvm.options"
-#define SETTINGS_FILE "java/criu-gpu.cfg"
 #define JAVA_HOME_OPTION "-Dcriu.gpu.java.home="
 #define NS_LAST_PID "/proc/sys/kernel/ns_last_pid"
 
@@ -59,10 +58,8 @@ __attribute__((format(printf, 2, 3))) static void shim_log(unsigned int level, c
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	if (print)
+	if (print) /* criu 4.0 and newer export it */
 		print(level, "%s%s\n", prefix, line);
-	else if (level <= LOG_INFO)
-		fprintf(stderr, "%s%s\n", prefix, line);
 }
 
 /* What the JVM prints (warnings, -Xlog) comes here in pieces from any of its threads, not to criu's stderr; as
@@ -70,6 +67,7 @@ __attribute__((format(printf, 2, 3))) static void shim_log(unsigned int level, c
 static pthread_mutex_t jvm_out_lock = PTHREAD_MUTEX_INITIALIZER;
 static char jvm_out[4096];
 static size_t jvm_out_len;
+static bool jvm_starting; /* stderr is a memfd while JNI_CreateJavaVM runs: its warnings bypass the hook in part */
 
 static void flush_jvm_output(void)
 {
@@ -86,6 +84,8 @@ static void flush_jvm_output(void)
 static jint jvm_vfprintf(FILE *stream, const char *fmt, va_list ap)
 {
 	(void)stream;
+	if (jvm_starting)
+		return vdprintf(2, fmt, ap);
 	pthread_mutex_lock(&jvm_out_lock);
 	size_t room = sizeof(jvm_out) - jvm_out_len; /* at least 1: the terminator */
 	int n = vsnprintf(jvm_out + jvm_out_len, room, fmt, ap);
@@ -104,14 +104,10 @@ static void block_criu_signals(sigset_t *old)
 	pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
-typedef int (*fn_i)(int);
-typedef int (*fn_ii)(int, int);
-typedef int (*fn_ist)(int, const struct stat *);
-
-/* Calls the Java stub for hook ID (of C type FN) with criu's signals blocked; -ENOTSUP when Java does not serve it. */
-#define FORWARD(ID, FN, ...)                                                                  \
-	{                                                                                     \
-		FN fn_ = g.java_ready && getpid() == g.criu_pid ? (FN)g.java_table[ID] : NULL; \
+/* Calls the Java stub for hook ID (of SELF's C type) with criu's signals blocked; -ENOTSUP when Java does not serve it. */
+#define FORWARD(ID, SELF, ...)                                                                                 \
+	{                                                                                                      \
+		__typeof__(&SELF) fn_ = g.java_ready && getpid() == g.criu_pid ? (void *)g.java_table[ID] : NULL; \
 		sigset_t old_;                                                                \
 		if (!fn_)                                                                     \
 			return -ENOTSUP;                                                      \
@@ -121,11 +117,11 @@ typedef int (*fn_ist)(int, const struct stat *);
 		return flush_jvm_output(), ret_;                                              \
 	}
 
-static int t_dump_ext_file(int fd, int id) FORWARD(DUMP_EXT_FILE, fn_ii, fd, id)
-static int t_handle_device_vma(int fd, const struct stat *st) FORWARD(HANDLE_DEVICE_VMA, fn_ist, fd, st)
-static int t_resume_devices_late(int pid) FORWARD(RESUME_DEVICES_LATE, fn_i, pid)
-static int t_pause_devices(int pid) FORWARD(PAUSE_DEVICES, fn_i, pid)
-static int t_checkpoint_devices(int pid) FORWARD(CHECKPOINT_DEVICES, fn_i, pid)
+static int t_dump_ext_file(int fd, int id) FORWARD(DUMP_EXT_FILE, t_dump_ext_file, fd, id)
+static int t_handle_device_vma(int fd, const struct stat *st) FORWARD(HANDLE_DEVICE_VMA, t_handle_device_vma, fd, st)
+static int t_resume_devices_late(int pid) FORWARD(RESUME_DEVICES_LATE, t_resume_devices_late, pid)
+static int t_pause_devices(int pid) FORWARD(PAUSE_DEVICES, t_pause_devices, pid)
+static int t_checkpoint_devices(int pid) FORWARD(CHECKPOINT_DEVICES, t_checkpoint_devices, pid)
 
 /* Hooks criu calls inside a forked child (DESIGN rule 1): never Java, only the plan Java left before the fork. */
 static int t_restore_ext_file(int id)
@@ -135,9 +131,9 @@ static int t_restore_ext_file(int id)
 
 static int t_update_vma_map(const char *path, uint64_t addr, uint64_t old_pgoff, uint64_t *new_pgoff, int *plugin_fd)
 {
-	if (!g.enabled || !g.services.child_plan)
-		return -ENOTSUP;
-	return gpu_plan_update_vma_map(g.services.child_plan, path, addr, old_pgoff, new_pgoff, plugin_fd);
+	return g.enabled && g.services.child_plan
+		       ? gpu_plan_update_vma_map(g.services.child_plan, path, addr, old_pgoff, new_pgoff, plugin_fd)
+		       : -ENOTSUP;
 }
 
 static int shim_init(int stage);
@@ -174,9 +170,7 @@ __attribute__((constructor)) static void shim_load(void)
 	/* JVM threads may run our code after criu dlclose()s plugins: stay mapped; keep an absolute plugin dir */
 	if (dladdr((void *)&CR_PLUGIN_DESC, &self) && self.dli_fname) {
 		dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
-		if (!realpath(self.dli_fname, g.plugin_dir))
-			snprintf(g.plugin_dir, sizeof(g.plugin_dir), "%s", self.dli_fname);
-		char *slash = strrchr(g.plugin_dir, '/');
+		char *slash = realpath(self.dli_fname, g.plugin_dir) ? strrchr(g.plugin_dir, '/') : NULL;
 		if (slash)
 			*slash = '\0';
 	}
@@ -239,21 +233,18 @@ static int read_options(char *why, size_t len)
 {
 	const char *home = secure_getenv("CRIU_GPU_JAVA_HOME");
 	char path[PATH_MAX + 32];
-	ssize_t n = -1;
-	int fd;
 
-	snprintf(path, sizeof(path), "%s/" SETTINGS_FILE, g.plugin_dir);
+	snprintf(path, sizeof(path), "%s/java/criu-gpu.cfg", g.plugin_dir);
 	if (access(path, F_OK) == 0 && check_trusted(path, why, len))
 		return -1;
-	snprintf(path, sizeof(path), "%s/" OPTIONS_FILE, g.plugin_dir);
+	snprintf(path, sizeof(path), "%s/java/jvm.options", g.plugin_dir);
 	if (check_trusted(path, why, len))
 		return -1;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-		n = read(fd, opt_text, sizeof(opt_text) - 1);
-		close(fd);
-	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, opt_text, sizeof(opt_text) - 1);
 	if (n < 0)
-		return snprintf(why, len, "cannot read %s: %s", path, strerror(errno)), -1;
+		return snprintf(why, len, "cannot read %s: %s", path, strerror(errno)), close(fd), -1;
+	close(fd);
 	opt_text[n] = '\0';
 	opts[0] = (JavaVMOption){ .optionString = "vfprintf", .extraInfo = (void *)jvm_vfprintf };
 	n_opts = 1;
@@ -286,8 +277,7 @@ static long proc_sys(const char *path, long set)
 
 	if (was >= 0 && set >= 0 && pwrite(fd, buf, snprintf(buf, sizeof(buf), "%ld", set), 0) < 0)
 		was = -1;
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 	return was;
 }
 
@@ -316,7 +306,19 @@ static JNIEnv *create_or_join_jvm(char *why, size_t len)
 		if ((saved[i] = getenv(jvm_env[i])) && (saved[i] = strdup(saved[i])))
 			unsetenv(jvm_env[i]);
 	JavaVMInitArgs args = { .version = JNI_VERSION_21, .nOptions = n_opts, .options = opts };
+	int err = dup(2), out = err < 0 ? -1 : memfd_create("jvm-output", MFD_CLOEXEC);
+	jvm_starting = out >= 0 && dup2(out, 2) == 2;
 	jint rc = create(&vm, (void **)&env, &args);
+	if (jvm_starting) { /* what it printed while it started, into the lines criu's main thread logs */
+		dup2(err, 2);
+		jvm_starting = false;
+		pthread_mutex_lock(&jvm_out_lock);
+		ssize_t k = pread(out, jvm_out + jvm_out_len, sizeof(jvm_out) - 1 - jvm_out_len, 0);
+		jvm_out_len += k > 0 ? (size_t)k : 0;
+		pthread_mutex_unlock(&jvm_out_lock);
+	}
+	close(err);
+	close(out);
 	for (int i = 0; i < 2; i++)
 		if (saved[i] && !setenv(jvm_env[i], saved[i], 1))
 			free(saved[i]);
@@ -325,24 +327,24 @@ static JNIEnv *create_or_join_jvm(char *why, size_t len)
 	return env;
 }
 
-static int call_bootstrap(JNIEnv *env, char *why, size_t len)
+/* Bootstrap.start: 0, or the negative errno of the plugin's init (it logged why) or of a broken class path. */
+static int bootstrap(JNIEnv *env, char *why, size_t len)
 {
 	jclass cls = (*env)->FindClass(env, "dev/criugpu/api/Bootstrap");
 	jmethodID start = cls ? (*env)->GetStaticMethodID(env, cls, "start", "(J)I") : NULL;
-	jint rc = start ? (*env)->CallStaticIntMethod(env, cls, start, (jlong)(intptr_t)&g.services) : -ENOENT;
+	int rc = start ? (*env)->CallStaticIntMethod(env, cls, start, (jlong)(intptr_t)&g.services) : -ENOENT;
 
 	if ((*env)->ExceptionCheck(env)) /* Bootstrap catches what it throws: this is a broken class path */
 		(*env)->ExceptionClear(env), rc = start ? -EIO : -ENOENT;
-	if (rc)
-		snprintf(why, len, start ? "Java bootstrap returned %d" : "the class path has no Bootstrap.start(long) (%d)", rc);
+	snprintf(why, len, start ? "Java bootstrap returned %d" : "no Bootstrap.start(long) on the class path (%d)", rc);
 	return rc;
 }
 
-/* start_java's answer when the JVM runs but the plugin's init failed (it logged why): fail the command. */
-#define JAVA_REFUSED (-ECANCELED)
-
-/* Starts or joins the JVM and runs Bootstrap with the plugin's init. On restore every thread Java will ever run starts
- * meanwhile, the next pid parked at the top of the range, so none takes a pid criu restores; Java checks them last. */
+/*
+ * Starts or joins the JVM and runs Bootstrap with the plugin's init: 0, -ECANCELED when the plugin's init refused
+ * (it logged why), or another negative errno. On restore every thread Java will ever run starts meanwhile, the next
+ * pid parked at the top of the range, so none takes a pid criu restores; Java checks them last.
+ */
 static int start_java(bool park)
 {
 	char why[PATH_MAX * 2 + 256] = "";
@@ -355,7 +357,7 @@ static int start_java(bool park)
 		long max = park ? proc_sys("/proc/sys/kernel/pid_max", -1) : -1;
 		long parked = max >= 4096 ? proc_sys(NS_LAST_PID, max - 1024) : -1;
 		env = create_or_join_jvm(why, sizeof(why));
-		rc = env ? call_bootstrap(env, why, sizeof(why)) : -EIO;
+		rc = env ? bootstrap(env, why, sizeof(why)) : -EIO;
 		if (parked >= 0 && proc_sys(NS_LAST_PID, parked) < 0)
 			shim_log(LOG_DEBUG, "could not put ns_last_pid back to %ld", parked);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -364,7 +366,7 @@ static int start_java(bool park)
 	if (rc)
 		shim_log(LOG_ERROR, "%s: %s", env ? "the Java side refused this command" : "cannot start the JVM", why);
 	g.java_ready = rc == 0;
-	return env && rc ? JAVA_REFUSED : rc;
+	return env && rc ? -ECANCELED : rc;
 }
 
 /* Logs why and leaves criu, which chains hooks after init returns, nothing to call. */
@@ -427,7 +429,7 @@ static int shim_init(int stage)
 	 * refused before criu forks anything, with images and pids untouched (DESIGN rule 3). */
 	int rc = start_java(stage == STAGE_RESTORE);
 
-	if (rc == JAVA_REFUSED || (rc && listed))
+	if (rc == -ECANCELED || (rc && listed))
 		return rc; /* the Java side refused, or the image needs us and we cannot run */
 	return rc ? DISABLE("the JVM did not start") : 0;
 }
