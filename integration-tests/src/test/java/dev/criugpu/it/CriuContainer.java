@@ -141,6 +141,16 @@ public final class CriuContainer implements AutoCloseable {
         }
     }
 
+    /** Copies a container file to this host (the reverse of {@link #copyIn}). */
+    public void copyOut(String path, Path hostFile) {
+        try {
+            Files.createDirectories(hostFile.toAbsolutePath().getParent());
+            Files.write(hostFile, readBytes(path));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + hostFile, e);
+        }
+    }
+
     /** Whether a process (running or zombie) holds this pid in the container's pid namespace. */
     public boolean pidInUse(int pid) {
         return exec("test", "-d", "/proc/" + pid).succeeded();

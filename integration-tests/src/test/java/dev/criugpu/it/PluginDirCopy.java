@@ -6,6 +6,7 @@ package dev.criugpu.it;
  * cache, made for the build's path, is left out.
  */
 public final class PluginDirCopy {
+    public static final String OPTIONS = "java/jvm.options";
     private final CriuContainer criu;
     public final String dir;
 
@@ -21,8 +22,6 @@ public final class PluginDirCopy {
                 + dir + "/" + OPTIONS).orFail();
         return new PluginDirCopy(criu, dir);
     }
-
-    public static final String OPTIONS = "java/jvm.options";
 
     /** {@code dir/relative}. */
     public String path(String relative) {

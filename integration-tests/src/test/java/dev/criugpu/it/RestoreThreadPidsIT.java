@@ -15,7 +15,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -85,14 +84,17 @@ class RestoreThreadPidsIT {
     }
 
     /** The image now lists amdgpu_plugin and holds a KFD image of GPU 0x1001 (pid of a task it does not have). */
-    private static void needsAmdgpu(CriuContainer criu, Path host, String images) throws ImageException {
+    private static void needsAmdgpu(CriuContainer criu, Path host, String images) throws ImageException, IOException {
         String inventory = images + "/" + InventoryPlugins.INVENTORY_IMG;
-        write(host.resolve(InventoryPlugins.INVENTORY_IMG), criu.readBytes(inventory));
+        criu.copyOut(inventory, host.resolve(InventoryPlugins.INVENTORY_IMG));
         InventoryPlugins.setPlugins(host, List.of("amdgpu_plugin"));
         criu.copyIn(host.resolve(InventoryPlugins.INVENTORY_IMG), inventory);
 
         Path sysfs = host.resolve("topology");
-        files(sysfs.toString()).forEach((file, content) -> write(Path.of(file), content.getBytes()));
+        for (var f : files(sysfs.toString()).entrySet()) {
+            Files.createDirectories(Path.of(f.getKey()).getParent());
+            Files.writeString(Path.of(f.getKey()), f.getValue());
+        }
         Topology local = new SysfsTopologyReader(sysfs).read("Checkpoint");
         CriuKfd kfd = CriuKfd.newBuilder().setPid(999_999).setNumOfGpus(1).setNumOfCpus(1)
                 .addAllDeviceEntries(DeviceEntries.fromTopology(local, id -> id)).setNumOfBos(0).setNumOfObjects(0)
@@ -133,14 +135,5 @@ class RestoreThreadPidsIT {
     private static String script(String root) {
         return files(root).entrySet().stream().map(e -> "mkdir -p " + Path.of(e.getKey()).getParent() + " && printf '"
                 + e.getValue().replace("\n", "\\n") + "' > " + e.getKey()).collect(Collectors.joining(" && "));
-    }
-
-    private static void write(Path file, byte[] bytes) {
-        try {
-            Files.createDirectories(file.getParent());
-            Files.write(file, bytes);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }

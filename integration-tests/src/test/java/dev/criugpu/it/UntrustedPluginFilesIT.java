@@ -9,7 +9,6 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.regex.Pattern;
@@ -77,7 +76,7 @@ class UntrustedPluginFilesIT {
         forcedDump(counter.rootPid(), "/tmp/needs-cuda.img", lib).runIn(criu).orFail();
         counter.awaitDumped();
         String inventory = "/tmp/needs-cuda.img/" + InventoryPlugins.INVENTORY_IMG;
-        writeHostFile(host.resolve(InventoryPlugins.INVENTORY_IMG), criu.readBytes(inventory));
+        criu.copyOut(inventory, host.resolve(InventoryPlugins.INVENTORY_IMG));
         InventoryPlugins.setPlugins(host, List.of("cuda_plugin"));
         criu.copyIn(host.resolve(InventoryPlugins.INVENTORY_IMG), inventory);
 
@@ -118,13 +117,5 @@ class UntrustedPluginFilesIT {
                     dump.logTail(30));
         }
         counter.awaitGone();
-    }
-
-    private static void writeHostFile(Path file, byte[] bytes) {
-        try {
-            Files.write(file, bytes);
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
     }
 }

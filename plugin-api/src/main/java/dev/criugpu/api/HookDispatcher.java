@@ -13,6 +13,7 @@ final class HookDispatcher {
     private static final int PATH_MAX = 4096;
     private final CriuPlugin plugin;
     private final CriuServices services;
+    private boolean threadsListed;
 
     HookDispatcher(CriuPlugin plugin, CriuServices services) {
         this.plugin = plugin;
@@ -79,7 +80,10 @@ final class HookDispatcher {
     int resumeDevicesLate(int pid) {
         // criu has created every task and thread by now: any thread of ours missing from the list logged after
         // init was started while criu restored exact pids (DESIGN rule 3)
-        if (services.isLoggable(LogLevel.DEBUG)) services.log(LogLevel.DEBUG, "JVM threads: " + PidGuard.threads());
+        if (!threadsListed && services.isLoggable(LogLevel.DEBUG)) {
+            services.log(LogLevel.DEBUG, "JVM threads: " + PidGuard.threads());
+        }
+        threadsListed = true;
         return call(Hook.RESUME_DEVICES_LATE, "pid=" + pid, () -> plugin.resumeDevicesLate(pid));
     }
 

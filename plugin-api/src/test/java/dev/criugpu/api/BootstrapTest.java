@@ -235,4 +235,17 @@ class BootstrapTest {
         assertTrue(capped.getBytes(java.nio.charset.StandardCharsets.UTF_8).length < LogSink.MAX_LINE_BYTES);
         assertTrue(capped.startsWith("éé") && capped.endsWith(" more bytes]"), capped.substring(capped.length() - 30));
     }
+
+    @Test
+    void whatOtherThreadsLogBeyondTheQueueIsCountedAndSaidOnce() throws Throwable {
+        assertEquals(0, Bootstrap.start(services.address()));
+        Thread worker = Thread.ofPlatform().start(() -> {
+            for (int i = 0; i < LogSink.MAX_QUEUED + 5; i++) System.err.println("line " + i);
+        });
+        worker.join();
+        callIntHook(Hook.PAUSE_DEVICES, 42);
+        assertEquals(LogSink.MAX_QUEUED, LOG.stream().filter(l -> l.startsWith("2 Warn  (criu-java-gpu): line ")).count());
+        assertTrue(LOG.contains("2 Warn  (criu-java-gpu): 5 log lines of worker threads dropped: more than "
+                + LogSink.MAX_QUEUED + " waited for criu's main thread"), LOG.subList(LOG.size() - 5, LOG.size()).toString());
+    }
 }
