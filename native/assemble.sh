@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# Assembles the criu plugin directory: the two shims, the jars, the JVM config, the restore-plan executor the
-# shim runs in criu's children (java/native), the AOT cache, bin/criu-gpu.
-# Usage: assemble.sh JAVA_HOME OUT_DIR PLAN_EXECUTOR_SO   (the jars are already in OUT_DIR/java/lib, copied by Maven)
+# Assembles the criu plugin directory: the two shims (with the restore-plan executor linked in), the jars, the JVM
+# settings (java/criu-gpu.cfg, from which make-aot.sh writes java/jvm.options and the AOT cache), bin/criu-gpu.
+# Usage: assemble.sh JAVA_HOME OUT_DIR   (the jars are already in OUT_DIR/java/lib, copied by Maven)
 set -euo pipefail
 java_home=$1
 out=$2
-plan_executor=$3
 here=$(cd "$(dirname "$0")" && pwd)
 
 make -C "$here" --no-print-directory OUT="$out" JAVA_HOME="$java_home" all
+rm -rf "$out/java/native" # the plan executor lived there before it was linked into the shims
 
 cfg="$out/java/criu-gpu.cfg"
 {
-  echo "# JVM that criu starts for the GPU plugins. Relative paths are relative to this folder."
-  echo "# CRIU_GPU_JAVA_HOME in criu's environment overrides java.home."
+  echo "# JVM settings of criu's GPU plugins (java.home, class.path, option; relative paths are relative to this folder)"
+  echo "# and plugin keys (cuda.*). After an edit run make-aot.sh: criu reads the jvm.options it writes from this file."
   echo "java.home=$java_home"
   (cd "$out/java" && ls lib/*.jar | LC_ALL=C sort | sed 's/^/class.path=/')
   cat "$here/jvm-options.cfg"
@@ -22,13 +22,7 @@ mv "$cfg.tmp" "$cfg"
 
 install -d "$out/bin"
 install -m 0755 "$here/criu-gpu.sh" "$out/bin/criu-gpu"
+install -m 0755 "$here/make-aot.sh" "$out/bin/make-aot.sh"
 
-# Before the AOT training run: it bootstraps the plugins over this directory as criu would.
-if [ ! -f "$plan_executor" ]; then
-  echo "assemble: $plan_executor is missing (built by: mvn -pl amdgpu-plugin install)" >&2
-  exit 1
-fi
-install -d "$out/java/native"
-install -m 0755 "$plan_executor" "$out/java/native/libcriugpu_plan.so"
-
+# Also the AOT training run: it bootstraps the plugins over this directory as criu would.
 "$here/make-aot.sh" "$java_home" "$out"

@@ -1,20 +1,43 @@
 #!/usr/bin/env bash
-# (Re)builds the JDK 25 AOT cache of a plugin dir from a training run, with the JVM and class path criu uses.
-# Run it again after moving the plugin dir or changing its JDK: the cache records both.
+# Points a plugin dir at a JDK and writes what criu's plugins start it with: java/jvm.options, one JavaVMOption per
+# line with absolute paths, from java/criu-gpu.cfg (its java.home, class.path and option lines; relative paths there
+# are relative to java/) - the shim reads nothing else and checks, as root, that every file it names is writable by
+# root only. Then (re)builds the JDK 25 AOT cache from a training run. Run it again after moving the plugin dir or
+# changing its JDK: the options and the cache record both.
 # Usage: make-aot.sh JAVA_HOME PLUGIN_DIR
 set -euo pipefail
-java_home=$1
+java_home=$(cd "$1" && pwd -P)
 dir=$(cd "$2" && pwd)
-cfg="$dir/java/criu-gpu.cfg"
-aot="$dir/java/criu-gpu.aot"
+java="$dir/java"
+cfg="$java/criu-gpu.cfg"
+options="$java/jvm.options"
+aot="$java/criu-gpu.aot"
 
-sed -i '/^option=-XX:AOTCache=/d' "$cfg"
+absolute() { case "$1" in /*) echo "$1" ;; *) echo "$java/$1" ;; esac; }
+
+sed -i -e '/^option=-XX:AOTCache=/d' -e "s|^java.home=.*|java.home=$java_home|" "$cfg"
+grep -q '^java.home=' "$cfg" || echo "java.home=$java_home" >>"$cfg"
+cp=$(sed -n 's/^class.path=//p' "$cfg" | while read -r entry; do absolute "$entry"; done | paste -sd:)
+mapfile -t opts < <(sed -n 's/^option=//p' "$cfg" | sed "s|@JAVA_DIR@|$java|g")
+
+write_options() {
+  {
+    echo "# The JVM criu's GPU plugins start: written by make-aot.sh from criu-gpu.cfg; run it again, do not edit."
+    echo "-Dcriu.gpu.java.home=$java_home"
+    echo "-Djava.class.path=$cp"
+    printf '%s\n' "${opts[@]}" "$@"
+  } >"$options.tmp"
+  chmod 0644 "$options.tmp"
+  mv "$options.tmp" "$options"
+}
+
+write_options
 rm -f "$aot"
-cp=$(sed -n 's/^class.path=//p' "$cfg" | sed "s|^\([^/]\)|$dir/java/\1|" | paste -sd:)
-mapfile -t opts < <(sed -n 's/^option=//p' "$cfg" | sed "s|@JAVA_DIR@|$dir/java|g")
 if ! "$java_home/bin/java" -XX:AOTCacheOutput="$aot" "${opts[@]}" -cp "$cp" dev.criugpu.api.Training "$dir" \
-    >"$dir/java/aot-training.log" 2>&1; then
-  echo "make-aot: training run failed (see $dir/java/aot-training.log); plugins work without the cache" >&2
+    >"$java/aot-training.log" 2>&1; then
+  echo "make-aot: training run failed (see $java/aot-training.log); plugins work without the cache" >&2
   exit 0
 fi
+chmod 0644 "$aot"
 echo "option=-XX:AOTCache=@JAVA_DIR@/criu-gpu.aot" >>"$cfg"
+write_options "-XX:AOTCache=$aot"

@@ -48,16 +48,17 @@ say "criu-gpu doctor (this host)"
 name=criu-gpu-demo-$$
 LIB_ARGS=
 if ((!installed)) && docker info >/dev/null 2>&1; then
-    # criu 4.2.1 in its container, our plugin dir (and the JDK it names) mounted read-only
+    # criu 4.2.1 in its container, our plugin dir (and the JDK it names) mounted read-only where they are here:
+    # java/jvm.options names both by absolute path
     docker image inspect "$image" >/dev/null 2>&1 || "$root/integration-tests/criu-image/build.sh" sid
     jdk=$(sed -n 's/^java.home=//p' "$lib/java/criu-gpu.cfg" | head -n1)
     trap 'docker rm -f "$name" >/dev/null 2>&1 || true' EXIT
     docker run -d --name "$name" --init --cap-add ALL --cap-drop SYS_RESOURCE \
       --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
-      -v "$lib:/opt/criu-lib:ro" -v "$jdk:$jdk:ro" -e CRIU_GPU_PLUGIN_FORCE="${CRIU_GPU_PLUGIN_FORCE:-}" \
+      -v "$lib:$lib:ro" -v "$jdk:$jdk:ro" -e CRIU_GPU_PLUGIN_FORCE="${CRIU_GPU_PLUGIN_FORCE:-}" \
       "$image" sleep infinity >/dev/null
     run() { docker exec "$name" bash -c "$1"; }
-    W=/tmp/demo LIB_ARGS="--lib /opt/criu-lib"
+    W=/tmp/demo LIB_ARGS="--lib $lib"
     fetch_images() { docker cp "$name:$W/img" "$1" >/dev/null; }
 elif command -v criu >/dev/null 2>&1 && [[ $(id -u) == 0 ]]; then
     # no docker: this host's own criu (4.0 or newer)

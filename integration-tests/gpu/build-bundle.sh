@@ -3,8 +3,8 @@
 #   criu.tar.xz      criu/    sid's criu 4.2.1, the shared libraries it needs and sid's ld-linux-x86-64.so.2,
 #                             run through criu/criu (a wrapper: ld-linux --library-path criu/lib criu/criu.bin)
 #   jdk.tar.xz       jdk/     a jlinked JDK 25 runtime (modules: jdeps over our jars + a fixed base set)
-#   criu-lib.tar.xz  criu-lib/  a copy of native/target/criu-lib (only if it has been built) whose
-#                             java/criu-gpu.cfg names java.home=../../jdk and whose AOT cache was rebuilt for jdk/
+#   criu-lib.tar.xz  criu-lib/  a copy of native/target/criu-lib (only if it has been built) pointed at jdk/ by
+#                             native/make-aot.sh (java/jvm.options with absolute paths, AOT cache rebuilt)
 #   upstream.tar.xz  upstream/ CRIU's own cuda_plugin.so built from Debian's criu 4.2.1 source
 #                             (integration-tests/upstream/build-upstream.sh) and, when CUDA_CHECKPOINT names it,
 #                             NVIDIA's cuda-checkpoint binary in upstream/bin: the interop and baseline flows
@@ -161,19 +161,11 @@ build_plugin_dir() {
     cp -a "$PLUGIN_DIR" "$dest"
     cfg="$dest/java/criu-gpu.cfg"
     [[ -f "$cfg" ]] || die "$PLUGIN_DIR/java/criu-gpu.cfg is missing"
-    # java.home relative to the java/ folder: <unpack root>/criu-lib/java -> <unpack root>/jdk
-    if grep -q '^java\.home=' "$cfg"; then
-        sed -i 's|^java\.home=.*|java.home=../../jdk|' "$cfg"
-    else
-        echo 'java.home=../../jdk' >>"$cfg"
-    fi
-    if [[ -x "$REPO/native/make-aot.sh" || -f "$REPO/native/make-aot.sh" ]]; then
-        log "rebuilding the AOT cache for the jlinked runtime"
-        bash "$REPO/native/make-aot.sh" "$E2E_ROOT/jdk" "$dest" >"$STAGE/make-aot.log" 2>&1 \
-            || { cat "$STAGE/make-aot.log" >&2; die "native/make-aot.sh failed"; }
-    else
-        log "WARNING: native/make-aot.sh missing; java/criu-gpu.aot was made for another runtime and will be rejected"
-    fi
+    # make-aot.sh points the copy at the jlinked JDK: java.home and java/jvm.options name both by the absolute paths
+    # they have here and on the GPU host (both unpack at $E2E_ROOT); it also rebuilds the AOT cache for that JDK
+    log "pointing the plugin dir at the jlinked runtime and rebuilding its AOT cache"
+    bash "$REPO/native/make-aot.sh" "$E2E_ROOT/jdk" "$dest" >"$STAGE/make-aot.log" 2>&1 \
+        || { cat "$STAGE/make-aot.log" >&2; die "native/make-aot.sh failed"; }
     log "criu-lib: $(du -sh "$dest" | cut -f1); cfg: $(grep -c . "$cfg") lines"
 }
 

@@ -36,11 +36,11 @@ struct criu_gpu_services {
 	void *add_inventory_plugin;
 	void *set_compel_interrupt_only_mode;
 	void *compel_wait_task;
-	/* Set by the Java side in criu's main process before criu forks; called by the shim inside forked children. */
-	void *child_ctx;
-	int (*child_restore_ext_file)(void *ctx, int id);
-	int (*child_update_vma_map)(void *ctx, const char *path, uint64_t addr, uint64_t old_pgoff, uint64_t *new_pgoff,
-				    int *plugin_fd);
+	/*
+	 * Set by the Java side in criu's main process before criu forks: the plan (struct gpu_plan_child of
+	 * native/plan/gpu_plan.h) the shim's executor runs for RESTORE_EXT_FILE and UPDATE_VMA_MAP in forked children.
+	 */
+	void *child_plan;
 };
 
 #endif

@@ -1,8 +1,6 @@
 package dev.criugpu.amdgpu;
 
 import dev.criugpu.amdgpu.kfd.KfdFile;
-import dev.criugpu.amdgpu.sys.SyscallException;
-import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.amdgpu.topology.KfdNode;
 import dev.criugpu.amdgpu.topology.NodeProperty;
 import dev.criugpu.amdgpu.topology.SysfsTopologyReader;
@@ -10,6 +8,8 @@ import dev.criugpu.amdgpu.topology.Topology;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Diagnosis;
 import dev.criugpu.api.Errno;
+import dev.criugpu.api.sys.SyscallException;
+import dev.criugpu.api.sys.Syscalls;
 
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -1,23 +1,21 @@
 package dev.criugpu.amdgpu;
 
-import dev.criugpu.amdgpu.bindings.stat;
 import dev.criugpu.amdgpu.dump.AmdgpuDumpSession;
 import dev.criugpu.amdgpu.restore.AmdgpuRestoreSession;
-import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.amdgpu.topology.SysfsTopologyReader;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.CriuPlugin;
 import dev.criugpu.api.CriuServices;
+import dev.criugpu.api.DeviceFile;
 import dev.criugpu.api.Diagnosis;
 import dev.criugpu.api.Errno;
 import dev.criugpu.api.Hook;
 import dev.criugpu.api.InventoryClaim;
 import dev.criugpu.api.Stage;
-import dev.criugpu.inventory.RestoreIds;
+import dev.criugpu.api.sys.Syscalls;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.EnumSet;
 import java.util.Optional;
@@ -68,7 +66,6 @@ public final class AmdgpuPlugin implements CriuPlugin {
         if (stage == Stage.DUMP && images.isPresent()) {
             dump = new AmdgpuDumpSession(hosts.apply(services), services, images.get());
         } else if (stage == Stage.RESTORE && images.isPresent()) {
-            RestoreIds.requireNoJvmCollision(services);
             if (services.inventoryClaim() != InventoryClaim.NOT_LISTED) {
                 try {
                     restore = AmdgpuRestoreSession.open(hosts.apply(services), services, images.get()).orElse(null);
@@ -90,8 +87,8 @@ public final class AmdgpuPlugin implements CriuPlugin {
     }
 
     @Override
-    public int handleDeviceVma(int fd, MemorySegment st) {
-        return dump == null ? Errno.NOT_SUPPORTED : dump.handleDeviceVma(stat.st_rdev(stat.reinterpret(st)));
+    public int handleDeviceVma(int fd, DeviceFile file) {
+        return dump == null ? Errno.NOT_SUPPORTED : dump.handleDeviceVma(file.rdev());
     }
 
     @Override

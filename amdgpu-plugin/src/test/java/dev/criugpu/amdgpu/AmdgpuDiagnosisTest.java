@@ -1,9 +1,9 @@
 package dev.criugpu.amdgpu;
 
-import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.amdgpu.testing.KfdSimulator;
 import dev.criugpu.amdgpu.testing.SimulatedGpuProcess;
 import dev.criugpu.api.Diagnosis;
+import dev.criugpu.api.sys.Syscalls;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

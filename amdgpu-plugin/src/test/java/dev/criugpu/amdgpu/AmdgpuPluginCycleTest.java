@@ -1,17 +1,17 @@
 package dev.criugpu.amdgpu;
 
-import dev.criugpu.amdgpu.bindings.stat;
 import dev.criugpu.amdgpu.images.AmdgpuImages;
 import dev.criugpu.amdgpu.images.proto.CriuKfd;
 import dev.criugpu.amdgpu.images.proto.KfdBoEntry;
-import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.amdgpu.testing.KfdSimulator;
 import dev.criugpu.amdgpu.testing.SimulatedCriu;
-import dev.criugpu.amdgpu.testing.SimulatedGpuProcess;
 import dev.criugpu.amdgpu.testing.SimulatedGpuProcess.Bo;
+import dev.criugpu.amdgpu.testing.SimulatedGpuProcess;
+import dev.criugpu.api.DeviceFile;
 import dev.criugpu.api.Errno;
 import dev.criugpu.api.InventoryClaim;
 import dev.criugpu.api.Stage;
+import dev.criugpu.api.sys.Syscalls;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -60,9 +60,7 @@ class AmdgpuPluginCycleTest {
     }
 
     int vma(AmdgpuPlugin plugin, long rdev) {
-        MemorySegment st = stat.allocate(arena);
-        stat.st_rdev(st, rdev);
-        return plugin.handleDeviceVma(-1, st);
+        return plugin.handleDeviceVma(-1, new DeviceFile(0, 0, 0020600, rdev));
     }
 
     /** Dumps the process with a render fd first, then its KFD fd; returns the images directory. */

@@ -1,8 +1,10 @@
 package dev.criugpu.cli;
 
+import dev.criugpu.api.CriuException;
 import dev.criugpu.api.CriuPlugin;
 import dev.criugpu.api.Diagnosis;
 import dev.criugpu.api.Plugins;
+import dev.criugpu.api.sys.TrustedPaths;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -58,8 +60,8 @@ final class Doctor {
 
     private static List<String> checkPluginDir(Path dir, PrintStream out) {
         List<String> problems = new ArrayList<>();
-        for (String so : List.of("cuda_plugin.so", "amdgpu_plugin.so", "java/native/libcriugpu_plan.so")) {
-            if (!Files.isRegularFile(dir.resolve(so))) problems.add(dir.resolve(so) + " is missing");
+        for (String f : List.of("cuda_plugin.so", "amdgpu_plugin.so", "java/jvm.options")) {
+            if (!Files.isRegularFile(dir.resolve(f))) problems.add(dir.resolve(f) + " is missing");
         }
         Path cfg = dir.resolve("java/criu-gpu.cfg");
         try {
@@ -77,6 +79,41 @@ final class Doctor {
         } catch (IOException e) {
             problems.add("cannot read " + cfg + ": " + e.getMessage());
         }
+        problems.addAll(untrusted(dir));
         return problems;
     }
+
+    /**
+     * What criu, as root, would refuse to load (the shim's check): the settings, the JVM options and every absolute
+     * path they name, the JDK's libjvm.so.
+     */
+    static List<String> untrusted(Path dir) {
+        Path options = dir.resolve("java/jvm.options");
+        List<Path> files = new ArrayList<>(List.of(dir.resolve("java/criu-gpu.cfg"), options));
+        try {
+            for (String line : Files.readAllLines(options)) {
+                if (line.startsWith("#")) continue;
+                if (line.startsWith(JAVA_HOME_OPTION)) {
+                    files.add(Path.of(line.substring(JAVA_HOME_OPTION.length()), "lib/server/libjvm.so"));
+                    continue;
+                }
+                for (String word : line.split("[:=]")) {
+                    if (word.startsWith("/")) files.add(Path.of(word));
+                }
+            }
+        } catch (IOException e) {
+            return List.of("cannot read " + options + ": " + e.getMessage());
+        }
+        List<String> problems = new ArrayList<>();
+        for (Path f : files) {
+            try {
+                TrustedPaths.requireSafeToLoad(f);
+            } catch (CriuException e) {
+                problems.add(e.getMessage());
+            }
+        }
+        return problems;
+    }
+
+    private static final String JAVA_HOME_OPTION = "-Dcriu.gpu.java.home=";
 }

@@ -21,7 +21,6 @@ import dev.criugpu.cuda.agent.WatchdogLink;
 import dev.criugpu.cuda.image.CudaTaskImages;
 import dev.criugpu.cuda.ptrace.RestoreThreads;
 import dev.criugpu.inventory.ImageException;
-import dev.criugpu.inventory.RestoreIds;
 import dev.criugpu.inventory.TreeTasks;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -65,7 +64,6 @@ public final class CudaPlugin implements CriuPlugin {
             log.info("disabled for pre-dump: GPU memory is dumped only by a full dump");
             return 0;
         }
-        if (stage == Stage.RESTORE) RestoreIds.requireNoJvmCollision(services);
         PluginConfig config;
         try {
             config = PluginConfig.load(System.getenv(), cfgFile(services.pluginDir()));

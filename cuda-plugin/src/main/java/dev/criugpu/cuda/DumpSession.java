@@ -4,6 +4,7 @@ import dev.criugpu.api.CriuException;
 import dev.criugpu.api.CriuServices;
 import dev.criugpu.api.Errno;
 import dev.criugpu.api.Interrupts;
+import dev.criugpu.api.sys.Tasks;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
 import dev.criugpu.cuda.backend.DriverBackend;
@@ -121,7 +122,7 @@ final class DumpSession {
         List<GpuInfo> gpus = state == CudaState.CHECKPOINTED ? List.of() : gpusOf(pid);
         List<GpuInfo> visible = gpus.isEmpty() ? List.of() : TaskGpus.visible(pid, presentGpus, gpus);
         long start = Procs.stat(pid).map(Procs.Stat::startTime).orElse(0L);
-        CudaTask task = new CudaTask(pid, Procs.innermostPid(pid), restoreTid, state, gpus, visible, start);
+        CudaTask task = new CudaTask(pid, Tasks.innermostPid(pid), restoreTid, state, gpus, visible, start);
         if (Transitions.needsCheckpoint(state)) watch(task);
         tasks.put(pid, task);
         if (Transitions.needsLock(state)) {

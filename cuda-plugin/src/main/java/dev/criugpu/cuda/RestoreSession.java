@@ -4,6 +4,7 @@ import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
 import dev.criugpu.api.Interrupts;
 import dev.criugpu.api.RestoreFailure;
+import dev.criugpu.api.sys.Tasks;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
 import dev.criugpu.cuda.gpu.GpuInfo;
@@ -13,7 +14,6 @@ import dev.criugpu.cuda.gpu.GpuUuid;
 import dev.criugpu.cuda.gpu.TaskGpuRecord;
 import dev.criugpu.cuda.image.CudaGpuEntry;
 import dev.criugpu.cuda.image.CudaTaskEntry;
-import dev.criugpu.cuda.proc.Procs;
 import dev.criugpu.cuda.ptrace.RestoreThreadControl;
 import dev.criugpu.cuda.state.CudaAction;
 import dev.criugpu.cuda.state.CudaState;
@@ -128,7 +128,7 @@ final class RestoreSession {
     }
 
     int resume(int pid) {
-        int nsPid = Procs.innermostPid(pid);
+        int nsPid = Tasks.innermostPid(pid);
         CudaTaskEntry entry = byNsPid.get(nsPid);
         if (entry == null && !pending.contains(nsPid)) return Errno.NOT_SUPPORTED;
         if (!started.add(nsPid)) return 0;

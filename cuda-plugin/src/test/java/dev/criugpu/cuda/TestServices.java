@@ -5,7 +5,6 @@ import dev.criugpu.api.InventoryClaim;
 import dev.criugpu.api.LogLevel;
 import dev.criugpu.api.Stage;
 
-import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -52,5 +51,4 @@ final class TestServices implements CriuServices {
 
     @Override public InventoryClaim inventoryClaim() { return claim; }
     @Override public boolean setCompelInterruptOnlyMode() { return true; }
-    @Override public Optional<MemorySegment> criuFunction(String name) { return Optional.empty(); }
 }

@@ -23,11 +23,12 @@ import java.util.List;
  * (ns_last_pid), and an init (tini) as pid 1 that reaps the processes criu kills after a dump, so their pids are
  * free for the restore.
  *
- * Mounted read-only: the test workloads at {@link #WORKLOADS}, and when a plugin dir is given, that dir at
- * {@link #PLUGIN_DIR} and the JDK its criu-gpu.cfg names at the same path as on the host.
+ * Mounted read-only: the test workloads at {@link #WORKLOADS}, and when a plugin dir is given, that dir and the JDK
+ * its criu-gpu.cfg names, each at the same path as on the host (its java/jvm.options names both by absolute path).
  */
 public final class CriuContainer implements AutoCloseable {
-    public static final String PLUGIN_DIR = "/opt/criu-lib";
+    /** The plugin dir of this build, where it is on the host and in a container with plugins. */
+    public static final String PLUGIN_DIR = PluginDir.buildPath().toString();
     public static final String WORKLOADS = "/opt/workloads";
 
     private final GenericContainer<?> container;
@@ -51,7 +52,7 @@ public final class CriuContainer implements AutoCloseable {
                         .withInit(true));
         if (plugins != null) {
             String jdk = plugins.javaHome().toString();
-            c = c.withFileSystemBind(plugins.dir().toString(), PLUGIN_DIR, BindMode.READ_ONLY)
+            c = c.withFileSystemBind(plugins.dir().toString(), plugins.dir().toString(), BindMode.READ_ONLY)
                     .withFileSystemBind(jdk, jdk, BindMode.READ_ONLY);
         }
         this.container = c;
@@ -137,6 +138,16 @@ public final class CriuContainer implements AutoCloseable {
         writeBytes(path, bytes, 0600);
         if (!Arrays.equals(bytes, readBytes(path))) {
             throw new AssertionError(path + " in the container differs from " + hostFile + " after the copy");
+        }
+    }
+
+    /** Copies a container file to this host (the reverse of {@link #copyIn}). */
+    public void copyOut(String path, Path hostFile) {
+        try {
+            Files.createDirectories(hostFile.toAbsolutePath().getParent());
+            Files.write(hostFile, readBytes(path));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + hostFile, e);
         }
     }
 

@@ -16,8 +16,7 @@ public record PluginDir(Path dir, Map<String, String> config) {
 
     /** The plugin dir the build made, or an AssertionError saying what is missing and how to build it. */
     public static PluginDir fromBuild() {
-        Path dir = Path.of(System.getProperty("criugpu.criu.lib.dir", "../native/target/criu-lib"))
-                .toAbsolutePath().normalize();
+        Path dir = buildPath();
         for (String required : new String[]{"cuda_plugin.so", "amdgpu_plugin.so", CONFIG}) {
             if (!Files.isRegularFile(dir.resolve(required))) {
                 throw new AssertionError("plugin dir " + dir + " lacks " + required
@@ -25,6 +24,11 @@ public record PluginDir(Path dir, Map<String, String> config) {
             }
         }
         return new PluginDir(dir, readConfig(dir.resolve(CONFIG)));
+    }
+
+    /** Where the build puts the plugin dir (native/target/criu-lib), built or not. */
+    public static Path buildPath() {
+        return Path.of(System.getProperty("criugpu.criu.lib.dir", "../native/target/criu-lib")).toAbsolutePath().normalize();
     }
 
     /** The JDK named by {@code java.home} in criu-gpu.cfg. */

@@ -1,5 +1,7 @@
 package dev.criugpu.inventory;
 
+import dev.criugpu.api.sys.ImageFiles;
+
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
@@ -11,8 +13,8 @@ import java.nio.file.StandardOpenOption;
 /**
  * A file written under a temporary dot-name next to its target and made visible only by {@link #commit}: fsync,
  * atomic rename over the target, fsync of the directory. Closing without committing deletes the temporary file
- * and leaves any existing target untouched. New files are created 0600 (as {@link Files#createTempFile} makes
- * them).
+ * and leaves any existing target untouched. The temporary file is created new, 0600, never through a symlink, and
+ * the rename replaces whatever is at the target rather than writing through it ({@link ImageFiles}).
  */
 final class AtomicFile implements AutoCloseable {
     private final Path target;
@@ -30,8 +32,8 @@ final class AtomicFile implements AutoCloseable {
     static AtomicFile create(Path target) throws ImageException {
         Path dir = target.toAbsolutePath().getParent();
         try {
-            Path temp = Files.createTempFile(dir, "." + target.getFileName() + ".", ".tmp");
-            return new AtomicFile(target, temp, FileChannel.open(temp, StandardOpenOption.WRITE));
+            ImageFiles.Temporary temp = ImageFiles.createTemporary(dir, target.getFileName().toString());
+            return new AtomicFile(target, temp.path(), temp.channel());
         } catch (IOException e) {
             throw new ImageException(target, "cannot create a temporary file in " + dir + ": " + e.getMessage(), e);
         }

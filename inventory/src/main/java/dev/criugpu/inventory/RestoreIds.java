@@ -1,13 +1,11 @@
 package dev.criugpu.inventory;
 
 import dev.criugpu.api.CriuException;
-import dev.criugpu.api.CriuServices;
 import dev.criugpu.api.Errno;
-import dev.criugpu.api.PidGuard;
+import dev.criugpu.api.RestoredTaskIds;
 import dev.criugpu.inventory.images.PstreeEntry;
 
 import java.nio.file.Path;
-import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -26,17 +24,15 @@ public final class RestoreIds {
         return ids;
     }
 
-    /**
-     * DESIGN rule 3, checked where a restore runs Java before criu forks: no thread of this JVM may hold an id the
-     * image's tasks need. Fails with one line otherwise; does nothing outside criu.
-     */
-    public static void requireNoJvmCollision(CriuServices services) {
-        Optional<Path> dir = services.imageDir();
-        if (dir.isEmpty()) return;
-        try {
-            PidGuard.requireDisjoint(PidGuard.ownTids(), of(dir.get()));
-        } catch (ImageException e) {
-            throw new CriuException(Errno.EIO, e.getMessage());
+    /** What the bootstrap checks the JVM's threads against on restore (found through the ServiceLoader). */
+    public static final class Provider implements RestoredTaskIds {
+        @Override
+        public Set<Integer> of(Path imagesDir) {
+            try {
+                return RestoreIds.of(imagesDir);
+            } catch (ImageException e) {
+                throw new CriuException(Errno.EIO, e.getMessage());
+            }
         }
     }
 }

@@ -7,7 +7,6 @@ import dev.criugpu.api.Stage;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -103,6 +102,5 @@ class InventoryPluginsTest {
         @Override public boolean addInventoryPlugin() { addCalls++; return criuHasFunction; }
         @Override public InventoryClaim inventoryClaim() { return InventoryClaim.NONE; }
         @Override public boolean setCompelInterruptOnlyMode() { return false; }
-        @Override public Optional<MemorySegment> criuFunction(String n) { return Optional.empty(); }
     }
 }

@@ -12,9 +12,11 @@ import java.lang.invoke.MethodType;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 
 /**
- * The one JNI entry point. The shim calls {@link #start(long)} once per plugin that needs Java, with the address
- * of its {@code struct criu_gpu_services}; we find the plugin, run its init, and fill the shim's hook table with
- * upcall stubs. From then on every hook is a plain native call into {@link HookDispatcher}.
+ * The one JNI entry point. The shim calls {@link #start(long)} once per plugin that needs Java, on criu's main
+ * thread, with the address of its {@code struct criu_gpu_services}; we route the JVM's log lines through
+ * {@link LogSink}, find the plugin, run its init, on restore check the JVM's threads against the image (last, so
+ * that the last plugin's check covers every thread), and fill the shim's hook table with upcall stubs. From then on
+ * every hook is a plain native call into {@link HookDispatcher}.
  */
 public final class Bootstrap {
     private Bootstrap() {
@@ -30,7 +32,10 @@ public final class Bootstrap {
             System.err.println("criu-java-gpu: cannot read the shim's services: " + t);
             return -Errno.EINVAL;
         }
-        return HookDispatcher.guarded(services, "bootstrap", () -> start(services));
+        LogSink.bind(services.printOnLevel());
+        int rc = HookDispatcher.guarded(services, "bootstrap", () -> start(services));
+        LogSink.drain();
+        return rc;
     }
 
     private static int start(NativeCriuServices services) {
@@ -45,6 +50,7 @@ public final class Bootstrap {
         CriuLog.register(plugin.getClass().getPackageName(), services);
         int rc = plugin.init(services.stage(), services);
         if (rc != 0) return rc;
+        if (services.stage() == Stage.RESTORE) PidGuard.checkRestore(services);
         install(new HookDispatcher(plugin, services), plugin, services.hookTable(), services.criuHookCount());
         return 0;
     }

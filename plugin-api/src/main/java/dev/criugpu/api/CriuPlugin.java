@@ -1,6 +1,5 @@
 package dev.criugpu.api;
 
-import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.Set;
@@ -53,16 +52,16 @@ public interface CriuPlugin {
         return Errno.NOT_SUPPORTED;
     }
 
-    default int dumpExtMount(MemorySegment mountpoint, int id) {
+    default int dumpExtMount(String mountpoint, int id) {
         return Errno.NOT_SUPPORTED;
     }
 
-    default int dumpExtLink(int index, int type, MemorySegment kind) {
+    default int dumpExtLink(int index, int type, String kind) {
         return Errno.NOT_SUPPORTED;
     }
 
-    /** {@code stat} points at criu's {@code struct stat} of the mapped file. */
-    default int handleDeviceVma(int fd, MemorySegment stat) {
+    /** A mapping of {@code file} (criu's {@code stat} of it): 0 when it is this plugin's to restore. */
+    default int handleDeviceVma(int fd, DeviceFile file) {
         return Errno.NOT_SUPPORTED;
     }
 

@@ -1,6 +1,8 @@
 package dev.criugpu.api;
 
-import java.lang.foreign.MemorySegment;
+import dev.criugpu.api.plan.ChildPlan;
+import dev.criugpu.api.plan.Fdstore;
+
 import java.nio.file.Path;
 import java.util.Optional;
 
@@ -47,15 +49,17 @@ public interface CriuServices {
     /** Make criu freeze with ptrace interrupts only (needed to wake one thread later); false if unavailable. */
     boolean setCompelInterruptOnlyMode();
 
-    /** Address of another function criu exports, or empty ({@code compel_wait_task} and friends). */
-    Optional<MemorySegment> criuFunction(String name);
+    /** criu's fdstore, which every task criu forks can take fds from; empty outside criu and before criu 4.2. */
+    default Optional<Fdstore> fdstore() {
+        return Optional.empty();
+    }
 
     /**
-     * Hands the shim native code to run for RESTORE_EXT_FILE and UPDATE_VMA_MAP inside criu's forked children
-     * (C functions of the shapes in criu_gpu_shim.h, and their context); must be called before criu forks.
-     * Returns false where there is no shim (standalone).
+     * Hands the shim the plan its executor runs for RESTORE_EXT_FILE and UPDATE_VMA_MAP inside criu's forked
+     * children; must be called before criu forks, and the plan kept open until the restore ends. Returns false where
+     * there is no shim (standalone); throws, naming what is missing, when this criu cannot run plans (older than 4.2).
      */
-    default boolean setChildExecutor(MemorySegment ctx, MemorySegment restoreExtFile, MemorySegment updateVmaMap) {
+    default boolean setChildExecutor(ChildPlan plan) {
         return false;
     }
 }

@@ -1,5 +1,7 @@
 package dev.criugpu.api;
 
+import dev.criugpu.api.bindings.stat;
+
 import java.lang.foreign.MemorySegment;
 import java.util.function.IntSupplier;
 
@@ -8,8 +10,10 @@ import java.util.function.IntSupplier;
  * method behind the exception barrier (DESIGN rule 9) and returns what criu should see.
  */
 final class HookDispatcher {
+    private static final int PATH_MAX = 4096;
     private final CriuPlugin plugin;
     private final CriuServices services;
+    private boolean threadsListed;
 
     HookDispatcher(CriuPlugin plugin, CriuServices services) {
         this.plugin = plugin;
@@ -17,10 +21,13 @@ final class HookDispatcher {
     }
 
     private int call(Hook hook, String args, IntSupplier body) {
+        LogSink.drain();
         if (services.isLoggable(LogLevel.DEBUG)) {
             services.log(LogLevel.DEBUG, "hook " + hook + "(" + args + ") entered Java");
         }
-        return guarded(services, hook.toString(), body);
+        int rc = guarded(services, hook.toString(), body);
+        LogSink.drain();
+        return rc;
     }
 
     /** Runs {@code body}; a throwable becomes one error line and a negative errno. */
@@ -48,19 +55,35 @@ final class HookDispatcher {
     }
 
     int dumpExtMount(MemorySegment mountpoint, int id) {
-        return call(Hook.DUMP_EXT_MOUNT, "id=" + id, () -> plugin.dumpExtMount(mountpoint, id));
+        return call(Hook.DUMP_EXT_MOUNT, "id=" + id, () -> plugin.dumpExtMount(string(mountpoint), id));
     }
 
     int dumpExtLink(int index, int type, MemorySegment kind) {
         return call(Hook.DUMP_EXT_LINK, "index=" + index + ", type=" + type,
-                () -> plugin.dumpExtLink(index, type, kind));
+                () -> plugin.dumpExtLink(index, type, string(kind)));
     }
 
-    int handleDeviceVma(int fd, MemorySegment stat) {
-        return call(Hook.HANDLE_DEVICE_VMA, "fd=" + fd, () -> plugin.handleDeviceVma(fd, stat));
+    int handleDeviceVma(int fd, MemorySegment st) {
+        return call(Hook.HANDLE_DEVICE_VMA, "fd=" + fd, () -> plugin.handleDeviceVma(fd, deviceFile(st)));
+    }
+
+    /** A C string criu passes (a path at most PATH_MAX long), or null for NULL. */
+    private static String string(MemorySegment s) {
+        return s.equals(MemorySegment.NULL) ? null : s.reinterpret(PATH_MAX).getString(0);
+    }
+
+    static DeviceFile deviceFile(MemorySegment st) {
+        MemorySegment s = stat.reinterpret(st);
+        return new DeviceFile(stat.st_dev(s), stat.st_ino(s), stat.st_mode(s), stat.st_rdev(s));
     }
 
     int resumeDevicesLate(int pid) {
+        // criu has created every task and thread by now: any thread of ours missing from the list logged after
+        // init was started while criu restored exact pids (DESIGN rule 3)
+        if (!threadsListed && services.isLoggable(LogLevel.DEBUG)) {
+            services.log(LogLevel.DEBUG, "JVM threads: " + PidGuard.threads());
+        }
+        threadsListed = true;
         return call(Hook.RESUME_DEVICES_LATE, "pid=" + pid, () -> Faults.injected(services, "resume-devices-late")
                 ? Faults.failResumeDevicesLate(pid) : plugin.resumeDevicesLate(pid));
     }
@@ -89,6 +112,7 @@ final class HookDispatcher {
     }
 
     void exit(int stage, int ret) {
+        LogSink.drain();
         if (services.isLoggable(LogLevel.DEBUG)) {
             services.log(LogLevel.DEBUG, "hook EXIT(stage=" + stage + ", ret=" + ret + ") entered Java");
         }
@@ -97,5 +121,6 @@ final class HookDispatcher {
             Faults.stall(services, "after-exit");
             return 0;
         });
+        LogSink.drain();
     }
 }

@@ -1,14 +1,20 @@
 package dev.criugpu.api;
 
 import dev.criugpu.api.bindings.criu_gpu_services;
+import dev.criugpu.api.plan.ChildPlan;
+import dev.criugpu.api.plan.Fdstore;
+import dev.criugpu.api.plan.PlanCalls;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
 import java.util.Optional;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -93,21 +99,16 @@ final class NativeCriuServices implements CriuServices {
         return level.id <= criuLogLevel;
     }
 
+    /** From any thread: {@link LogSink} has criu's main thread write it. */
     @Override
     public void log(LogLevel level, String message) {
         if (!isLoggable(level)) return;
-        String line = LogLines.format(pluginName, level, message);
-        if (printOnLevel == null) {
-            System.err.print(line);
-            return;
-        }
-        synchronized (this) {
-            try (Arena arena = Arena.ofConfined()) {
-                printOnLevel.invokeExact(level.id, arena.allocateFrom("%s"), arena.allocateFrom(line));
-            } catch (Throwable t) {
-                System.err.print(line);
-            }
-        }
+        for (String line : LogLines.of(pluginName, level, message)) LogSink.write(printOnLevel, level, line);
+    }
+
+    /** criu's print_on_level, for {@link LogSink#bind}; null when the running criu exports none. */
+    MethodHandle printOnLevel() {
+        return printOnLevel;
     }
 
     @Override
@@ -151,28 +152,41 @@ final class NativeCriuServices implements CriuServices {
         return true;
     }
 
+    /** A function the criu binary exports (dynamic symbols of the executable). */
+    private static Optional<MemorySegment> criuExport(String name) {
+        return SymbolLookups.global(name);
+    }
+
     @Override
-    public Optional<MemorySegment> criuFunction(String name) {
-        if (name.equals("compel_wait_task")) {
-            MemorySegment a = criu_gpu_services.compel_wait_task(struct);
-            return a.equals(MemorySegment.NULL) ? Optional.empty() : Optional.of(a);
-        }
-        return Linker.nativeLinker().defaultLookup().find(name).or(() -> SymbolLookups.global(name));
+    public Optional<Fdstore> fdstore() {
+        return criuExport("fdstore_add").map(Fdstore::of);
     }
 
     /**
-     * The shim reads these fields in criu's forked children, which inherit them from this (main) process. A shim
-     * built before the fields existed has a smaller struct: writing them would overwrite its other state.
+     * The shim reads {@code child_plan} in criu's forked children, which inherit it from this (main) process. A shim
+     * built before the field existed has a smaller struct: writing it would overwrite its other state.
      */
     @Override
-    public boolean setChildExecutor(MemorySegment ctx, MemorySegment restoreExtFile, MemorySegment updateVmaMap) {
+    public boolean setChildExecutor(ChildPlan plan) {
         if (Integer.toUnsignedLong(criu_gpu_services.size(struct)) < criu_gpu_services.layout().byteSize()) {
-            log(LogLevel.ERROR, "the shim's services struct has no child executor fields (mismatched build)");
+            log(LogLevel.ERROR, "the shim's services struct has no child_plan field (mismatched build)");
             return false;
         }
-        criu_gpu_services.child_ctx(struct, ctx);
-        criu_gpu_services.child_restore_ext_file(struct, restoreExtFile);
-        criu_gpu_services.child_update_vma_map(struct, updateVmaMap);
+        criu_gpu_services.child_plan(struct, plan.context(planCalls()));
         return true;
+    }
+
+    /** libc's and criu's functions, for the executor in criu's children. */
+    private PlanCalls planCalls() {
+        String missing = Stream.of("find_unused_fd_pid", "fdstore_get").filter(f -> criuExport(f).isEmpty())
+                .collect(Collectors.joining(", "));
+        if (printOnLevel == null || !missing.isEmpty()) {
+            throw new CriuException(Errno.ENOTSUP, "this criu exports no " + (missing.isEmpty() ? "print_on_level"
+                    : missing) + ": criu 4.2 or newer is needed to restore device files in the restored tasks");
+        }
+        SymbolLookup libc = LINKER.defaultLookup();
+        return new PlanCalls(libc.find("open").orElseThrow(), libc.find("close").orElseThrow(),
+                libc.find("ioctl").orElseThrow(), criuExport("find_unused_fd_pid").orElseThrow(),
+                criu_gpu_services.print_on_level(struct), criuExport("fdstore_get").orElseThrow());
     }
 }

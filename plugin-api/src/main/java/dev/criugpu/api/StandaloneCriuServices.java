@@ -1,6 +1,5 @@
 package dev.criugpu.api;
 
-import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.Optional;
 
@@ -30,7 +29,7 @@ public final class StandaloneCriuServices implements CriuServices {
 
     @Override
     public void log(LogLevel level, String message) {
-        if (isLoggable(level)) System.err.print(LogLines.format(pluginName, level, message));
+        if (isLoggable(level)) LogLines.of(pluginName, level, message).forEach(System.err::println);
     }
 
     @Override public Optional<Integer> imageDirFd() { return Optional.empty(); }
@@ -38,5 +37,4 @@ public final class StandaloneCriuServices implements CriuServices {
     @Override public boolean addInventoryPlugin() { return false; }
     @Override public InventoryClaim inventoryClaim() { return InventoryClaim.NONE; }
     @Override public boolean setCompelInterruptOnlyMode() { return false; }
-    @Override public Optional<MemorySegment> criuFunction(String name) { return Optional.empty(); }
 }

@@ -1,12 +1,12 @@
 package dev.criugpu.api;
 
 import dev.criugpu.api.bindings.criu_gpu_services;
+import dev.criugpu.api.sys.Syscalls;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.nio.file.Files;
@@ -49,7 +49,7 @@ public final class Training {
         try {
             // A one-task pstree.img, so a restore bootstrap reads an image as it does inside criu.
             Files.write(images.resolve("pstree.img"), MINIMAL_PSTREE);
-            imageDirFd = openDirectory(linker, arena, images);
+            imageDirFd = Syscalls.libc().open(images.toString(), Syscalls.O_RDONLY);
             for (Stage stage : List.of(Stage.DUMP, Stage.RESTORE)) {
                 for (CriuPlugin plugin : Plugins.all()) {
                     MemorySegment s = arena.allocate(criu_gpu_services.layout());
@@ -77,11 +77,4 @@ public final class Training {
     private static final byte[] MINIMAL_PSTREE = {
             0x19, 0x43, 0x56, 0x54, 0x30, 0x30, 0x27, 0x50,
             8, 0, 0, 0, 0x08, 0x01, 0x10, 0x00, 0x18, 0x01, 0x20, 0x01};
-
-    private static int openDirectory(Linker linker, Arena arena, Path dir) throws Throwable {
-        final int oDirectory = 0200000;
-        MethodHandle open = linker.downcallHandle(linker.defaultLookup().find("open").orElseThrow(),
-                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT), Linker.Option.firstVariadicArg(2));
-        return (int) open.invokeExact(arena.allocateFrom(dir.toString()), oDirectory);
-    }
 }

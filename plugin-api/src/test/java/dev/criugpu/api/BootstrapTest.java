@@ -1,8 +1,13 @@
 package dev.criugpu.api;
 
 import dev.criugpu.api.bindings.criu_gpu_services;
+import dev.criugpu.api.sys.Syscalls;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -11,8 +16,11 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
+import java.io.PrintStream;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -34,11 +42,43 @@ class BootstrapTest {
     private MemorySegment table;
 
     static void printOnLevel(int level, MemorySegment fmt, MemorySegment line) {
-        LOG.add(level + " " + line.reinterpret(4096).getString(0).strip());
+        LOG.add(level + " " + line.reinterpret(2 * LogSink.MAX_LINE_BYTES).getString(0).strip());
     }
 
     static int logLevel() {
         return LogLevel.DEBUG.id;
+    }
+
+    /** criu_get_image_dir: an fd of {@link #images}, or -1 (no images dir) when the test opened none. */
+    static int imageDirFd() {
+        return imageDirFd;
+    }
+
+    private static volatile int imageDirFd = -1;
+    private static PrintStream savedOut;
+    private static PrintStream savedErr;
+
+    @TempDir
+    Path images;
+
+    @BeforeAll
+    static void saveStdStreams() {
+        savedOut = System.out;
+        savedErr = System.err;
+    }
+
+    /** The first bootstrap in a JVM sends System.out and System.err into criu's log; give the test runner its own back. */
+    @AfterAll
+    static void restoreStdStreams() {
+        System.setOut(savedOut);
+        System.setErr(savedErr);
+    }
+
+    @AfterEach
+    void closeImageDir() {
+        if (imageDirFd >= 0) Syscalls.libc().close(imageDirFd);
+        imageDirFd = -1;
+        FixedTaskIds.ids = Set.of();
     }
 
     static int addInventoryPlugin(MemorySegment name) {
@@ -74,6 +114,8 @@ class BootstrapTest {
                 stub("logLevel", MethodType.methodType(int.class), FunctionDescriptor.of(JAVA_INT)));
         criu_gpu_services.set(services, "add_inventory_plugin", stub("addInventoryPlugin",
                 MethodType.methodType(int.class, MemorySegment.class), FunctionDescriptor.of(JAVA_INT, ADDRESS)));
+        criu_gpu_services.set(services, "criu_get_image_dir",
+                stub("imageDirFd", MethodType.methodType(int.class), FunctionDescriptor.of(JAVA_INT)));
     }
 
     private int callIntHook(Hook hook, int arg) throws Throwable {
@@ -145,5 +187,65 @@ class BootstrapTest {
         assertEquals(0, Bootstrap.start(services.address()));
         assertEquals(MemorySegment.NULL, table.getAtIndex(ADDRESS, Hook.POST_FORKING.id));
         assertNotEquals(MemorySegment.NULL, table.getAtIndex(ADDRESS, Hook.PAUSE_DEVICES.id));
+    }
+
+    @Test
+    void onRestoreTheJvmsThreadsAreCheckedAgainstTheImageAfterInit() {
+        imageDirFd = Syscalls.libc().open(images.toString(), Syscalls.O_RDONLY);
+        FixedTaskIds.ids = Set.of(1, (int) ProcessHandle.current().pid());
+
+        assertEquals(-Errno.EBUSY, Bootstrap.start(services.address()));
+        assertEquals(List.of("init RESTORE LISTED"), RecordingPlugin.CALLS, "the check runs after the plugin's init");
+        assertTrue(LOG.contains("1 Error (recording_plugin): JVM threads hold ids [" + ProcessHandle.current().pid()
+                + "] that the image's tasks need; restore into a new pid namespace or free those ids, then retry"),
+                LOG.toString());
+        assertEquals(MemorySegment.NULL, table.getAtIndex(ADDRESS, Hook.PAUSE_DEVICES.id), "no hook after a refusal");
+
+        FixedTaskIds.ids = Set.of(1);
+        assertEquals(0, Bootstrap.start(services.address()));
+        assertTrue(LOG.stream().anyMatch(l -> l.startsWith("4 recording_plugin: JVM threads after init: ")), LOG.toString());
+    }
+
+    @Test
+    void otherThreadsLinesWaitForTheHookThreadAndEveryLineIsCappedAndPrefixed() throws Throwable {
+        assertEquals(0, Bootstrap.start(services.address()));
+        String longLine = "x".repeat(3 * LogSink.MAX_LINE_BYTES);
+        Thread worker = Thread.ofPlatform().start(() -> {
+            System.err.println("from a worker");
+            System.out.println(longLine);
+        });
+        worker.join();
+        assertTrue(LOG.stream().noneMatch(l -> l.contains("from a worker")), "printed off criu's main thread: " + LOG);
+
+        callIntHook(Hook.PAUSE_DEVICES, 42);
+        assertTrue(LOG.contains("2 Warn  (criu-java-gpu): from a worker"), LOG.toString());
+        String cut = LOG.stream().filter(l -> l.startsWith("3 criu-java-gpu: xxx")).findFirst().orElseThrow();
+        assertTrue(cut.endsWith(" more bytes]"), cut.substring(cut.length() - 40));
+        assertTrue(cut.length() - 2 < LogSink.MAX_LINE_BYTES, "line of " + cut.length() + " bytes");
+        assertTrue(LOG.indexOf("2 Warn  (criu-java-gpu): from a worker")
+                < LOG.indexOf("4 recording_plugin: hook PAUSE_DEVICES(pid=42) entered Java"), "queued lines first");
+    }
+
+    @Test
+    void aMessageOfSeveralLinesIsSeveralPrefixedLines() {
+        assertEquals(List.of("cuda_plugin: one", "cuda_plugin: two"), LogLines.of("cuda_plugin", LogLevel.INFO, "one\ntwo\n"));
+        assertEquals(List.of("Error (cuda_plugin): bad"), LogLines.of("cuda_plugin", LogLevel.ERROR, "bad"));
+        String multiByte = "é".repeat(LogSink.MAX_LINE_BYTES);
+        String capped = LogSink.cap(multiByte);
+        assertTrue(capped.getBytes(java.nio.charset.StandardCharsets.UTF_8).length < LogSink.MAX_LINE_BYTES);
+        assertTrue(capped.startsWith("éé") && capped.endsWith(" more bytes]"), capped.substring(capped.length() - 30));
+    }
+
+    @Test
+    void whatOtherThreadsLogBeyondTheQueueIsCountedAndSaidOnce() throws Throwable {
+        assertEquals(0, Bootstrap.start(services.address()));
+        Thread worker = Thread.ofPlatform().start(() -> {
+            for (int i = 0; i < LogSink.MAX_QUEUED + 5; i++) System.err.println("line " + i);
+        });
+        worker.join();
+        callIntHook(Hook.PAUSE_DEVICES, 42);
+        assertEquals(LogSink.MAX_QUEUED, LOG.stream().filter(l -> l.startsWith("2 Warn  (criu-java-gpu): line ")).count());
+        assertTrue(LOG.contains("2 Warn  (criu-java-gpu): 5 log lines of worker threads dropped: more than "
+                + LogSink.MAX_QUEUED + " waited for criu's main thread"), LOG.subList(LOG.size() - 5, LOG.size()).toString());
     }
 }

@@ -5,12 +5,12 @@ import dev.criugpu.amdgpu.images.PagesFileWriter;
 import dev.criugpu.amdgpu.kfd.BoBucket;
 import dev.criugpu.amdgpu.kfd.KfdCheckpoint;
 import dev.criugpu.amdgpu.sdma.SdmaCopier;
-import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.amdgpu.topology.KfdNode;
 import dev.criugpu.amdgpu.topology.NodeProperty;
 import dev.criugpu.amdgpu.topology.Topology;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
+import dev.criugpu.api.sys.Syscalls;
 
 import java.io.IOException;
 import java.nio.file.Files;

@@ -10,10 +10,10 @@ import dev.criugpu.amdgpu.kfd.DeviceBucket;
 import dev.criugpu.amdgpu.kfd.KfdCheckpoint;
 import dev.criugpu.amdgpu.kfd.KfdFile;
 import dev.criugpu.amdgpu.kfd.ProcessInfo;
-import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.amdgpu.topology.Topology;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
+import dev.criugpu.api.sys.Syscalls;
 
 import java.io.IOException;
 import java.io.InputStream;

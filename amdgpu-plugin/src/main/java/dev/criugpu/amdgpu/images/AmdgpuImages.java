@@ -3,16 +3,22 @@ package dev.criugpu.amdgpu.images;
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.criugpu.amdgpu.images.proto.CriuKfd;
 import dev.criugpu.amdgpu.images.proto.CriuRenderNode;
+import dev.criugpu.amdgpu.bindings.kfd_ioctl_h;
 import dev.criugpu.amdgpu.images.proto.KfdBoEntry;
+import dev.criugpu.amdgpu.kfd.BoBucket;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
 
 import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * Reads and writes the plugin's protobuf files in one images directory. A reader rejects, with one line naming
- * the file, a file that is not framed right, does not decode, lacks a required field, or whose counts disagree
- * with its lists.
+ * the file, a file that is not framed right, does not decode, lacks a required field, whose counts disagree
+ * with its lists, or whose BO sizes are not sizes (2^63 bytes or more, alone or added up per GPU): they size the
+ * pages files, copies and buffers of the restore.
  */
 public final class AmdgpuImages {
     private final Path dir;
@@ -72,6 +78,7 @@ public final class AmdgpuImages {
         if (gpus != kfd.getNumOfGpus()) {
             throw bad(name, "num_of_gpus is " + kfd.getNumOfGpus() + " but " + gpus + " device entries are GPUs");
         }
+        Map<Integer, Long> contents = new HashMap<>();
         for (KfdBoEntry bo : kfd.getBoEntriesList()) {
             boolean known = kfd.getDeviceEntriesList().stream()
                     .anyMatch(e -> e.getCpuCoresCount() == 0 && e.getGpuId() == bo.getGpuId());
@@ -79,7 +86,29 @@ public final class AmdgpuImages {
                 throw bad(name, String.format("BO at 0x%x belongs to GPU 0x%04x, which has no device entry",
                         bo.getAddr(), bo.getGpuId()));
             }
+            if (bo.getSize() < 0) {
+                throw bad(name, String.format("BO at 0x%x has size %s, not a size", bo.getAddr(),
+                        Long.toUnsignedString(bo.getSize())));
+            }
+            if (!BoBucket.hasContents(bo.getAllocFlags())) continue;
+            try {
+                contents.merge(bo.getGpuId(), bo.getSize(), Math::addExact);
+            } catch (ArithmeticException e) {
+                throw bad(name, String.format("the VRAM/GTT BOs of GPU 0x%04x add up to 2^63 bytes or more",
+                        bo.getGpuId()));
+            }
         }
+    }
+
+    /** The bytes of the VRAM BOs of each checkpointed GPU of a validated image. */
+    public static Map<Integer, Long> vramBytes(CriuKfd kfd) {
+        Map<Integer, Long> vram = new TreeMap<>();
+        for (KfdBoEntry bo : kfd.getBoEntriesList()) {
+            if ((bo.getAllocFlags() & kfd_ioctl_h.KFD_IOC_ALLOC_MEM_FLAGS_VRAM()) != 0) {
+                vram.merge(bo.getGpuId(), bo.getSize(), Long::sum);
+            }
+        }
+        return vram;
     }
 
     private static CriuException bad(String name, String why) {

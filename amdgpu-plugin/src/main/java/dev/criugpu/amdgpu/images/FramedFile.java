@@ -2,6 +2,7 @@ package dev.criugpu.amdgpu.images;
 
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
+import dev.criugpu.api.sys.ImageFiles;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -11,9 +12,8 @@ import java.nio.channels.SeekableByteChannel;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.util.Set;
 
 /**
  * The framing of every amdgpu plugin file: an 8-byte host-endian length, then that many payload bytes (no criu
@@ -32,20 +32,33 @@ public final class FramedFile {
         return ByteBuffer.allocate(HEADER_BYTES).order(ByteOrder.nativeOrder()).putLong(0, length);
     }
 
-    /** Creates (or replaces) {@code dir/name}, mode 0600, holding the framed payload. */
+    /**
+     * Creates (or replaces) {@code dir/name}, mode 0600, holding the framed payload: written under a fresh name and
+     * renamed over it, so neither a planted symlink nor a half-written file is ever at the name.
+     */
     public static void write(Path dir, String name, byte[] payload) {
-        Path file = dir.resolve(name);
-        try (SeekableByteChannel ch = create(file)) {
-            writeFully(ch, header(payload.length));
-            writeFully(ch, ByteBuffer.wrap(payload));
+        Path temp = null;
+        try {
+            ImageFiles.Temporary t = ImageFiles.createTemporary(dir, name);
+            temp = t.path();
+            try (SeekableByteChannel ch = t.channel()) {
+                writeFully(ch, header(payload.length));
+                writeFully(ch, ByteBuffer.wrap(payload));
+            }
+            Files.move(temp, dir.resolve(name), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (IOException e) {
+            deleteQuietly(temp);
             throw new CriuException(Errno.EIO, name + ": cannot write: " + e.getMessage(), e);
         }
     }
 
-    static FileChannel create(Path file) throws IOException {
-        return FileChannel.open(file, Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING), PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    /** Removes a file of ours that a failure left behind; never throws (used on failure paths). */
+    static void deleteQuietly(Path file) {
+        try {
+            if (file != null) Files.deleteIfExists(file);
+        } catch (IOException ignored) {
+            // the failure being reported matters more; a leftover dot-file is never read
+        }
     }
 
     static void writeFully(SeekableByteChannel ch, ByteBuffer b) throws IOException {

@@ -2,6 +2,7 @@ package dev.criugpu.amdgpu.images;
 
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
+import dev.criugpu.api.sys.ImageFiles;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -13,8 +14,9 @@ import java.nio.file.StandardCopyOption;
 /**
  * Writes one {@code amdgpu-pages-<id>-<gpu>.img}: the header holds the total announced up front (the sum of the
  * GPU's VRAM/GTT BO sizes), then BO contents are appended in bucket order. The bytes go to a temporary file
- * ({@code <name>.partial}) that {@link #close()} renames to the real name only when exactly the total was
- * written; a short write or {@link #abort()} deletes it, so a failed copy never leaves a file that looks complete.
+ * ({@code <name>.partial}, created new: one a failed dump left is removed first, a symlink never followed) that
+ * {@link #close()} renames to the real name only when exactly the total was written; a short write or
+ * {@link #abort()} deletes it, so a failed copy never leaves a file that looks complete.
  */
 public final class PagesFileWriter implements AutoCloseable {
     private final String name;
@@ -31,7 +33,8 @@ public final class PagesFileWriter implements AutoCloseable {
         this.file = dir.resolve(name);
         this.partial = dir.resolve(name + ".partial");
         try {
-            this.ch = FramedFile.create(partial);
+            Files.deleteIfExists(partial);
+            this.ch = ImageFiles.createNew(dir, partial.getFileName().toString());
         } catch (IOException e) {
             throw new CriuException(Errno.EIO, name + ": cannot create: " + e.getMessage(), e);
         }

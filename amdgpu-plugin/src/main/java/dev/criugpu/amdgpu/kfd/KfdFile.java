@@ -5,9 +5,9 @@ import dev.criugpu.amdgpu.bindings.kfd_criu_device_bucket;
 import dev.criugpu.amdgpu.bindings.kfd_ioctl_criu_args;
 import dev.criugpu.amdgpu.bindings.kfd_ioctl_get_version_args;
 import dev.criugpu.amdgpu.bindings.kfd_ioctl_h;
-import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
+import dev.criugpu.api.sys.Syscalls;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

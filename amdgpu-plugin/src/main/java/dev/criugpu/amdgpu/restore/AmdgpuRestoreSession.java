@@ -4,14 +4,15 @@ import dev.criugpu.amdgpu.AmdgpuHost;
 import dev.criugpu.amdgpu.dump.MaxBufferSize;
 import dev.criugpu.amdgpu.images.AmdgpuImages;
 import dev.criugpu.amdgpu.kfd.KfdFile;
-import dev.criugpu.amdgpu.sys.SyscallException;
-import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.amdgpu.topology.SysfsTopologyReader;
 import dev.criugpu.amdgpu.topology.Topology;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.CriuServices;
 import dev.criugpu.api.Errno;
 import dev.criugpu.api.RestoreFailure;
+import dev.criugpu.api.sys.SyscallException;
+import dev.criugpu.api.sys.Syscalls;
+import dev.criugpu.api.sys.Tasks;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,10 +26,12 @@ import java.util.Optional;
 /**
  * The restore side of one criu restore, in criu's main process. Before criu forks (init): the plan from the
  * images and the local topology (a GPU that cannot be matched refuses the restore here, with nothing forked),
- * a refill channel per KFD image in criu's fdstore (served from then on), and the native executor registered
- * with the shim. RESUME_DEVICES_LATE(pid) waits for every refill, then resumes the task's queues; a task whose GPU
- * memory could not be refilled, or whose queues cannot be resumed, is killed instead ({@link RestoreFailure}: criu
- * ignores this hook's result, and the task would otherwise run on wrong GPU memory; the kill makes criu fail).
+ * a refill channel per KFD image in criu's fdstore, the plan handed to the shim's executor, and the refill poller
+ * and one refill worker per local GPU started, so that no thread of ours is created while criu forks tasks with
+ * exact pids (DESIGN rule 3). RESUME_DEVICES_LATE(pid) waits for every refill, then resumes the task's queues; a
+ * task whose GPU memory could not be refilled, or whose queues cannot be resumed, is killed instead
+ * ({@link RestoreFailure}: criu ignores this hook's result, and the task would otherwise run on wrong GPU memory;
+ * the kill makes criu fail the restore).
  */
 public final class AmdgpuRestoreSession implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(AmdgpuRestoreSession.class);
@@ -37,36 +40,35 @@ public final class AmdgpuRestoreSession implements AutoCloseable {
     private final RestorePlan plan;
     private final RefillChannels channels;
     private final RefillSession refill;
-    private final ChildExecutor executor;
 
-    private AmdgpuRestoreSession(Syscalls sys, RestorePlan plan, RefillChannels channels, RefillSession refill,
-                                 ChildExecutor executor) {
+    private AmdgpuRestoreSession(Syscalls sys, RestorePlan plan, RefillChannels channels, RefillSession refill) {
         this.sys = sys;
         this.plan = plan;
         this.channels = channels;
         this.refill = refill;
-        this.executor = executor;
     }
 
     /** Empty when the images hold no AMD file (then the plugin has nothing to do). */
     public static Optional<AmdgpuRestoreSession> open(AmdgpuHost host, CriuServices services, Path imagesDir) {
         if (!holdsAmdgpuFiles(imagesDir)) return Optional.empty();
         Topology local = new SysfsTopologyReader(host.topologyRoot()).read("Local");
-        RefillChannels channels = new RefillChannels(Fdstore.of(host.fdstoreAdd()));
+        RefillChannels channels = new RefillChannels(host.fdstore().orElseThrow(() -> new CriuException(Errno.ENOTSUP,
+                "this criu has no fdstore: criu 4.2 or newer is needed to restore AMD GPU state")));
         RestorePlan plan = null;
         RefillSession refill = null;
-        ChildExecutor executor = null;
         try {
             plan = RestorePlan.build(new AmdgpuImages(imagesDir), local, host.env(), log::error, channels::fdstoreIdFor);
-            BoRefiller refiller = new BoRefiller(host.sys(), imagesDir, MaxBufferSize.fromEnvironment(host.env()));
+            BoRefiller refiller = new BoRefiller(host.sys(), imagesDir, MaxBufferSize.fromEnvironment(host.env()),
+                    plan.localGpus());
             refill = new RefillSession(plan, refiller, channels);
-            executor = ChildExecutor.load(host.executorLibrary(), host.childCalls(), plan);
-            executor.register(services);
+            if (!services.setChildExecutor(plan.childPlan())) {
+                throw new CriuException(Errno.ENOTSUP, "the shim cannot run the AMD restore in criu's children"
+                        + " (plugin and Java parts from different builds?)");
+            }
             refill.start();
             log.info("restoring {} KFD file(s); GPU map {}", plan.kfds().size(), plan.mappings());
-            return Optional.of(new AmdgpuRestoreSession(host.sys(), plan, channels, refill, executor));
+            return Optional.of(new AmdgpuRestoreSession(host.sys(), plan, channels, refill));
         } catch (RuntimeException e) {
-            if (executor != null) executor.close();
             if (refill != null) refill.close();
             channels.close();
             if (plan != null) plan.close();
@@ -84,7 +86,7 @@ public final class AmdgpuRestoreSession implements AutoCloseable {
 
     public int resume(int pid) {
         RefillSession.Outcome outcome = refill.finish();
-        List<String> failures = outcome.failuresByTask().get(TaskPid.innermost(pid));
+        List<String> failures = outcome.failuresByTask().get(Tasks.innermostPid(pid));
         if (failures != null) {
             failures.forEach(log::error);
             log.error("{}", RestoreFailure.killTask(pid, "GPU memory not restored").getMessage());
@@ -112,7 +114,6 @@ public final class AmdgpuRestoreSession implements AutoCloseable {
     public void close() {
         refill.close();
         channels.close();
-        executor.close();
         plan.close();
     }
 }

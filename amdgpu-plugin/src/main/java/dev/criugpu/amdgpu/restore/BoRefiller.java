@@ -1,5 +1,6 @@
 package dev.criugpu.amdgpu.restore;
 
+import dev.criugpu.amdgpu.dump.MaxBufferSize;
 import dev.criugpu.amdgpu.images.ImageNames;
 import dev.criugpu.amdgpu.images.PagesFileReader;
 import dev.criugpu.amdgpu.images.proto.CriuKfd;
@@ -7,18 +8,19 @@ import dev.criugpu.amdgpu.images.proto.KfdBoEntry;
 import dev.criugpu.amdgpu.images.proto.KfdDeviceEntry;
 import dev.criugpu.amdgpu.kfd.BoBucket;
 import dev.criugpu.amdgpu.sdma.SdmaCopier;
-import dev.criugpu.amdgpu.dump.MaxBufferSize;
-import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.amdgpu.sys.UnixSockets;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
+import dev.criugpu.api.sys.Syscalls;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
@@ -26,8 +28,9 @@ import java.util.concurrent.Executors;
  * Refills restored BOs in criu's main process: for one refill request, each checkpointed GPU's BOs are written
  * from {@code amdgpu-pages-<id>-<user gpu %04x>.img} into the dma-bufs the restored task sent, through the SDMA
  * engine of the local GPU it was mapped to. One platform thread per local GPU does that GPU's work for every
- * request in arrival order, so GPUs run in parallel and requests from several tasks queue up per GPU. The
- * request's fds are closed once its copies are done (or failed).
+ * request in arrival order, so GPUs run in parallel and requests from several tasks queue up per GPU. The threads
+ * are started by the constructor, before criu forks the tasks whose requests they serve: a thread started later
+ * could take a pid criu is about to restore. The request's fds are closed once its copies are done (or failed).
  */
 public final class BoRefiller implements AutoCloseable {
     private final Syscalls sys;
@@ -35,10 +38,30 @@ public final class BoRefiller implements AutoCloseable {
     private final long maxBufferSize;
     private final Map<Integer, ExecutorService> workers = new HashMap<>();
 
-    public BoRefiller(Syscalls sys, Path imagesDir, long maxBufferSize) {
+    /** Starts a worker for each of {@code localGpus}, the local GPU ids the restore maps to. */
+    public BoRefiller(Syscalls sys, Path imagesDir, long maxBufferSize, Set<Integer> localGpus) {
         this.sys = sys;
         this.imagesDir = imagesDir;
         this.maxBufferSize = maxBufferSize;
+        for (int gpu : localGpus) workers.put(gpu, startWorker(gpu));
+    }
+
+    private static ExecutorService startWorker(int gpu) {
+        ExecutorService worker = Executors.newSingleThreadExecutor(
+                Thread.ofPlatform().name(String.format("amdgpu-refill-%04x", gpu)).daemon().factory());
+        try {
+            // a pool starts its thread with the first task: start it now
+            worker.submit(() -> { }).get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            worker.close();
+            throw new CriuException(Errno.EINTR, "interrupted while starting the refill worker of GPU "
+                    + String.format("0x%04x", gpu));
+        } catch (ExecutionException e) {
+            worker.close();
+            throw new IllegalStateException(e.getCause());
+        }
+        return worker;
     }
 
     /** A BO to fill: its place in the image and in its GPU's pages payload, and the fd it arrived as. */
@@ -81,8 +104,12 @@ public final class BoRefiller implements AutoCloseable {
     }
 
     private ExecutorService worker(int actualGpuId) {
-        return workers.computeIfAbsent(actualGpuId, id -> Executors.newSingleThreadExecutor(
-                Thread.ofPlatform().name(String.format("amdgpu-refill-%04x", id)).daemon().factory()));
+        ExecutorService w = workers.get(actualGpuId);
+        if (w == null) {
+            throw new CriuException(Errno.EINVAL, String.format("GPU 0x%04x has no refill worker: it is not one this"
+                    + " restore maps to", actualGpuId));
+        }
+        return w;
     }
 
     private void fillGpu(String pages, long total, int userGpuId, int minor, List<Fill> fills) {

@@ -1,10 +1,5 @@
 package dev.criugpu.amdgpu.restore;
 
-import dev.criugpu.amdgpu.bindings.gpu_plan;
-import dev.criugpu.amdgpu.bindings.gpu_plan_h;
-import dev.criugpu.amdgpu.bindings.gpu_plan_path;
-import dev.criugpu.amdgpu.bindings.gpu_plan_program;
-import dev.criugpu.amdgpu.bindings.gpu_plan_vma;
 import dev.criugpu.amdgpu.bindings.kfd_criu_bo_bucket;
 import dev.criugpu.amdgpu.bindings.kfd_criu_device_bucket;
 import dev.criugpu.amdgpu.bindings.kfd_ioctl_criu_args;
@@ -15,9 +10,11 @@ import dev.criugpu.amdgpu.images.proto.KfdBoEntry;
 import dev.criugpu.amdgpu.images.proto.KfdDeviceEntry;
 import dev.criugpu.amdgpu.kfd.BoBucket;
 import dev.criugpu.amdgpu.kfd.KfdFile;
-import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.amdgpu.topology.GpuMapping;
 import dev.criugpu.amdgpu.topology.Topology;
+import dev.criugpu.api.plan.ChildPlan;
+import dev.criugpu.api.plan.PlanProgram;
+import dev.criugpu.api.sys.Syscalls;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -40,23 +37,22 @@ final class KfdPrograms {
     private static final int OPEN_FLAGS = Syscalls.O_RDWR | Syscalls.O_CLOEXEC;
     private static final String RENDER_PREFIX = "/dev/dri/renderD";
 
-    private record Vma(long addr, long oldOffset, MemorySegment newOffset, int slot) {
-    }
-
+    private final ChildPlan plan;
     private final Arena arena;
     private final Topology local;
-    private final List<PlanProgram> programs = new ArrayList<>();
-    private final List<Vma> vmas = new ArrayList<>();
     private final Map<Integer, Integer> renderSlots = new LinkedHashMap<>();
-    private int slots;
 
-    KfdPrograms(Arena arena, Topology local) {
-        this.arena = arena;
+    /** Adds to {@code plan}; claims the render-node and KFD paths for UPDATE_VMA_MAP. */
+    KfdPrograms(ChildPlan plan, Topology local) {
+        this.plan = plan;
+        this.arena = plan.arena();
         this.local = local;
+        plan.claimPath(RENDER_PREFIX, true, false);
+        plan.claimPath(KfdFile.DEVICE, false, true); // criu reopens /dev/kfd by path: it binds to the same KFD process
     }
 
     private int renderSlot(int minor) {
-        return renderSlots.computeIfAbsent(minor, m -> slots++);
+        return renderSlots.computeIfAbsent(minor, m -> plan.newSlot());
     }
 
     private PlanProgram openRender(PlanProgram p, int minor) {
@@ -65,8 +61,8 @@ final class KfdPrograms {
 
     void addKfd(int fileId, CriuKfd kfd, GpuMapping mapping, int refillChannel) {
         String image = "amdgpu-kfd-" + fileId + ".img";
-        int kfdSlot = slots++;
-        PlanProgram p = new PlanProgram(arena, fileId);
+        int kfdSlot = plan.newSlot();
+        PlanProgram p = plan.program(fileId);
         p.open(kfdSlot, KfdFile.DEVICE, OPEN_FLAGS, false);
         MemorySegment version = kfd_ioctl_get_version_args.allocate(arena);
         p.ioctl(kfdSlot, kfd_ioctl_h.AMDKFD_IOC_GET_VERSION(), version, "KFD GET_VERSION");
@@ -94,7 +90,7 @@ final class KfdPrograms {
         int n = kfd.getBoEntriesCount();
         MemorySegment bos = kfd_criu_bo_bucket.allocateArray(Math.max(1, n), arena);
         List<Integer> contents = new ArrayList<>();
-        int firstVma = vmas.size();
+        int firstVma = plan.mappingCount();
         for (int i = 0; i < n; i++) {
             KfdBoEntry e = kfd.getBoEntries(i);
             MemorySegment b = kfd_criu_bo_bucket.asSlice(bos, i);
@@ -106,8 +102,8 @@ final class KfdPrograms {
             kfd_criu_bo_bucket.dmabuf_fd(b, kfd_ioctl_h.KFD_INVALID_FD());
             if (BoBucket.hasContents(e.getAllocFlags())) contents.add(i);
             if ((e.getAllocFlags() & MAPPED) != 0) {
-                vmas.add(new Vma(e.getAddr(), e.getOffset(), b.asSlice(kfd_criu_bo_bucket.restored_offset$offset(), 8),
-                        renderSlot(minorOfUser.get(e.getGpuId()))));
+                plan.addMapping(e.getAddr(), e.getOffset(), b.asSlice(kfd_criu_bo_bucket.restored_offset$offset(), 8),
+                        renderSlot(minorOfUser.get(e.getGpuId())));
             }
         }
         byte[] privBytes = kfd.getPrivData().toByteArray();
@@ -132,54 +128,13 @@ final class KfdPrograms {
         p.putPid(request, RefillProtocol.PID_AT);
         p.sendFds(refillChannel, request, bos, fdOffsets,
                 "hand the " + indices.length + " dma-buf fds of " + image + " to criu for the BO contents");
-        p.enableVmas(firstVma, vmas.size() - firstVma);
+        p.enableVmas(firstVma, plan.mappingCount() - firstVma);
         p.handOver(kfdSlot, "hand " + image + " to criu");
-        programs.add(p);
     }
 
     void addRender(int fileId, int minor) {
-        PlanProgram p = new PlanProgram(arena, fileId);
+        PlanProgram p = plan.program(fileId);
         openRender(p, minor);
         p.handOverDup(renderSlot(minor), "hand amdgpu-renderD-" + fileId + ".img to criu");
-        programs.add(p);
-    }
-
-    /** The plan struct over everything added. */
-    MemorySegment build() {
-        MemorySegment plan = gpu_plan.allocate(arena);
-        gpu_plan.version(plan, gpu_plan_h.GPU_PLAN_VERSION());
-        gpu_plan.name(plan, arena.allocateFrom("amdgpu"));
-        MemorySegment progs = gpu_plan_program.allocateArray(Math.max(1, programs.size()), arena);
-        for (int i = 0; i < programs.size(); i++) {
-            MemorySegment s = gpu_plan_program.asSlice(progs, i);
-            gpu_plan_program.file_id(s, programs.get(i).fileId());
-            gpu_plan_program.num_steps(s, programs.get(i).size());
-            gpu_plan_program.steps(s, programs.get(i).steps());
-        }
-        gpu_plan.num_programs(plan, programs.size());
-        gpu_plan.programs(plan, progs);
-
-        MemorySegment rows = gpu_plan_vma.allocateArray(Math.max(1, vmas.size()), arena);
-        for (int i = 0; i < vmas.size(); i++) {
-            MemorySegment r = gpu_plan_vma.asSlice(rows, i);
-            gpu_plan_vma.addr(r, vmas.get(i).addr());
-            gpu_plan_vma.old_offset(r, vmas.get(i).oldOffset());
-            gpu_plan_vma.new_offset(r, vmas.get(i).newOffset());
-            gpu_plan_vma.slot(r, vmas.get(i).slot());
-        }
-        gpu_plan.num_vmas(plan, vmas.size());
-        gpu_plan.vmas(plan, rows);
-
-        MemorySegment paths = gpu_plan_path.allocateArray(2, arena);
-        MemorySegment render = gpu_plan_path.asSlice(paths, 0);
-        gpu_plan_path.pattern(render, arena.allocateFrom(RENDER_PREFIX));
-        gpu_plan_path.prefix(render, 1);
-        MemorySegment kfdPath = gpu_plan_path.asSlice(paths, 1);
-        gpu_plan_path.pattern(kfdPath, arena.allocateFrom(KfdFile.DEVICE));
-        gpu_plan_path.reopen(kfdPath, 1); // criu reopens /dev/kfd by path: it binds to the same KFD process
-        gpu_plan.num_paths(plan, 2);
-        gpu_plan.paths(plan, paths);
-        gpu_plan.num_slots(plan, slots);
-        return plan;
     }
 }

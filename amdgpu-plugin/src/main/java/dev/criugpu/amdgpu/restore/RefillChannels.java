@@ -1,6 +1,7 @@
 package dev.criugpu.amdgpu.restore;
 
 import dev.criugpu.amdgpu.sys.UnixSockets;
+import dev.criugpu.api.plan.Fdstore;
 
 import java.util.LinkedHashMap;
 import java.util.Map;

@@ -1,10 +1,10 @@
 package dev.criugpu.amdgpu.restore;
 
-import dev.criugpu.amdgpu.bindings.gpu_plan_h;
 import dev.criugpu.amdgpu.images.ImageNames;
 import dev.criugpu.amdgpu.sys.UnixSockets;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
+import dev.criugpu.api.bindings.gpu_plan_h;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -9,9 +9,9 @@ import dev.criugpu.amdgpu.topology.RestoreGpuMap;
 import dev.criugpu.amdgpu.topology.Topology;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
+import dev.criugpu.api.plan.ChildPlan;
 
 import java.io.IOException;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -20,31 +20,30 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.function.Consumer;
 import java.util.function.IntUnaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The restore plan (struct gpu_plan of src/main/c/gpu_plan.h) in native memory, built in criu's main process
- * before it forks: a program per amdgpu KFD and render-node image of the images directory ({@link KfdPrograms}),
- * each checkpointed GPU mapped to a local one. The restored tasks inherit it and the C executor runs it; it
- * must stay alive until the restore ends.
+ * The AMD restore plan, built in criu's main process before it forks: each checkpointed GPU mapped to a local one,
+ * and a {@link ChildPlan} with a program per amdgpu KFD and render-node image of the images directory
+ * ({@link KfdPrograms}). The restored tasks inherit it and the shim's executor runs it; it must stay alive until the
+ * restore ends.
  */
 public final class RestorePlan implements AutoCloseable {
     private static final Pattern KFD_FILE = Pattern.compile("amdgpu-kfd-(\\d+)\\.img");
     private static final Pattern RENDER_FILE = Pattern.compile("amdgpu-renderD-(\\d+)\\.img");
 
-    private final Arena arena;
-    private final MemorySegment plan;
+    private final ChildPlan plan;
     private final Map<Integer, GpuMapping> mappings;
     private final Map<Integer, CriuKfd> kfds;
     private final Topology local;
 
-    private RestorePlan(Arena arena, MemorySegment plan, Map<Integer, GpuMapping> mappings, Map<Integer, CriuKfd> kfds,
-                        Topology local) {
-        this.arena = arena;
+    private RestorePlan(ChildPlan plan, Map<Integer, GpuMapping> mappings, Map<Integer, CriuKfd> kfds, Topology local) {
         this.plan = plan;
         this.mappings = mappings;
         this.kfds = kfds;
@@ -61,9 +60,21 @@ public final class RestorePlan implements AutoCloseable {
         return renderMinor(local, actualGpuId);
     }
 
+    /** What the restored tasks run. */
+    public ChildPlan childPlan() {
+        return plan;
+    }
+
     /** Address of the plan, for the executor. */
     public MemorySegment address() {
-        return plan;
+        return plan.address();
+    }
+
+    /** The local GPUs this restore copies to: each gets its refill worker before criu forks. */
+    public Set<Integer> localGpus() {
+        Set<Integer> gpus = new TreeSet<>();
+        mappings.values().forEach(m -> gpus.addAll(m.gpus().values()));
+        return gpus;
     }
 
     /** GPU map per KFD file id. */
@@ -73,7 +84,7 @@ public final class RestorePlan implements AutoCloseable {
 
     @Override
     public void close() {
-        arena.close();
+        plan.close();
     }
 
     /**
@@ -98,6 +109,7 @@ public final class RestorePlan implements AutoCloseable {
                 throw new CriuException(ex.errno(), name + ": " + ex.getMessage(), ex);
             }
             mappings.put(e.getKey(), m);
+            requireVram(name, e.getValue(), m, local);
             for (var g : m.gpus().entrySet()) {
                 Integer before = userToLocal.putIfAbsent(g.getKey(), g.getValue());
                 if (before != null && !before.equals(g.getValue())) {
@@ -107,9 +119,9 @@ public final class RestorePlan implements AutoCloseable {
             }
         }
 
-        Arena arena = Arena.ofShared();
+        ChildPlan plan = new ChildPlan("amdgpu");
         try {
-            KfdPrograms programs = new KfdPrograms(arena, local);
+            KfdPrograms programs = new KfdPrograms(plan, local);
             for (var e : kfds.entrySet()) {
                 programs.addKfd(e.getKey(), e.getValue(), mappings.get(e.getKey()), refillChannel.applyAsInt(e.getKey()));
             }
@@ -122,10 +134,23 @@ public final class RestorePlan implements AutoCloseable {
                 }
                 programs.addRender(id, renderMinor(local, actual));
             }
-            return new RestorePlan(arena, programs.build(), Map.copyOf(mappings), Map.copyOf(kfds), local);
+            plan.address();
+            return new RestorePlan(plan, Map.copyOf(mappings), Map.copyOf(kfds), local);
         } catch (RuntimeException e) {
-            arena.close();
+            plan.close();
             throw e;
+        }
+    }
+
+    /** The VRAM BOs of each checkpointed GPU must fit the VRAM of the local GPU they go to. */
+    private static void requireVram(String image, CriuKfd kfd, GpuMapping m, Topology local) {
+        for (var v : AmdgpuImages.vramBytes(kfd).entrySet()) {
+            int actual = m.localGpu(v.getKey());
+            long vram = local.gpu(actual).orElseThrow().get(NodeProperty.VRAM_SIZE);
+            if (Long.compareUnsigned(v.getValue(), vram) > 0) {
+                throw new CriuException(Errno.ENOSPC, String.format("%s: the VRAM BOs of GPU 0x%04x hold %d bytes, more"
+                        + " than the %d bytes of VRAM of local GPU 0x%04x", image, v.getKey(), v.getValue(), vram, actual));
+            }
         }
     }
 

@@ -1,6 +1,5 @@
 package dev.criugpu.amdgpu.sdma;
 
-import dev.criugpu.amdgpu.sys.Errnos;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
 
@@ -12,6 +11,6 @@ final class DrmResult {
     static void check(int rc, String what) {
         if (rc == 0) return;
         int errno = rc < 0 ? -rc : Errno.EIO;
-        throw new CriuException(errno, what + " failed: " + (rc < 0 ? Errnos.name(errno) : "returned " + rc));
+        throw new CriuException(errno, what + " failed: " + (rc < 0 ? Errno.name(errno) : "returned " + rc));
     }
 }

@@ -8,9 +8,9 @@ import dev.criugpu.amdgpu.bindings.amdgpu_cs_request;
 import dev.criugpu.amdgpu.bindings.amdgpu_h;
 import dev.criugpu.amdgpu.images.PagesFileReader;
 import dev.criugpu.amdgpu.images.PagesFileWriter;
-import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
+import dev.criugpu.api.sys.Syscalls;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

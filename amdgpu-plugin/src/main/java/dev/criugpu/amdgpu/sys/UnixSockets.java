@@ -5,6 +5,8 @@ import dev.criugpu.amdgpu.bindings.iovec;
 import dev.criugpu.amdgpu.bindings.msghdr;
 import dev.criugpu.amdgpu.bindings.pollfd;
 import dev.criugpu.amdgpu.bindings.socket_h;
+import dev.criugpu.api.Errno;
+import dev.criugpu.api.sys.SyscallException;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -25,7 +27,7 @@ public final class UnixSockets {
 
     private static SyscallException failure(String what, MemorySegment state) {
         int e = socket_h.errno(state);
-        return new SyscallException(e, what + " failed: " + Errnos.name(e));
+        return new SyscallException(e, what + " failed: " + Errno.name(e));
     }
 
     /** A connected close-on-exec stream pair: {@code [0]} for this process, {@code [1]} for the peer. */
@@ -62,8 +64,8 @@ public final class UnixSockets {
                     continue;
                 }
                 int e = socket_h.errno(st);
-                if (e == Syscalls.EINTR) continue;
-                if (e != Syscalls.EAGAIN) throw failure("recv", st);
+                if (e == Errno.EINTR) continue;
+                if (e != Errno.EAGAIN) throw failure("recv", st);
                 if (!awaitReadable(fd, stopFd)) break;
             }
             return done;
@@ -94,15 +96,15 @@ public final class UnixSockets {
                 n = socket_h.recvmsg(st, fd, msg, socket_h.MSG_CMSG_CLOEXEC() | socket_h.MSG_DONTWAIT());
                 if (n >= 0) break;
                 int e = socket_h.errno(st);
-                if (e == Syscalls.EINTR) continue;
-                if (e != Syscalls.EAGAIN) throw failure("recvmsg", st);
+                if (e == Errno.EINTR) continue;
+                if (e != Errno.EAGAIN) throw failure("recvmsg", st);
                 if (!awaitReadable(fd, stopFd)) return null;
             }
             int[] fds = fdsIn(control, msghdr.msg_controllen(msg));
             if (n == 0 && fds.length == 0) return null;
             if ((msghdr.msg_flags(msg) & socket_h.MSG_CTRUNC()) != 0) {
                 closeAll(fds);
-                throw new SyscallException(Errnos.EMSGSIZE, "recvmsg: more than " + max + " fds in one message");
+                throw new SyscallException(Errno.EMSGSIZE, "recvmsg: more than " + max + " fds in one message");
             }
             return fds;
         }
@@ -132,7 +134,7 @@ public final class UnixSockets {
                 pollfd.events(e, (short) socket_h.POLLIN());
             }
             while (socket_h.poll(st, p, fds.length, -1) < 0) {
-                if (socket_h.errno(st) != Syscalls.EINTR) throw failure("poll", st);
+                if (socket_h.errno(st) != Errno.EINTR) throw failure("poll", st);
             }
             int mask = 0;
             for (int i = 0; i < fds.length; i++) {

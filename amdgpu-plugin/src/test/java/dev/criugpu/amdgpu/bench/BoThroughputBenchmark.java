@@ -12,10 +12,10 @@ import dev.criugpu.amdgpu.kfd.KfdFile;
 import dev.criugpu.amdgpu.restore.BoRefiller;
 import dev.criugpu.amdgpu.restore.RefillRequest;
 import dev.criugpu.amdgpu.restore.RestorePlan;
-import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.amdgpu.testing.KfdSimulator;
 import dev.criugpu.amdgpu.testing.TwoGpuHost;
 import dev.criugpu.amdgpu.topology.Topology;
+import dev.criugpu.api.sys.Syscalls;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -119,7 +119,7 @@ public final class BoThroughputBenchmark {
 
         List<String> planErrors = new ArrayList<>();
         try (RestorePlan plan = RestorePlan.build(images, topology, Map.of(), planErrors::add, file -> 0);
-             BoRefiller refiller = new BoRefiller(sys, images.dir(), cap)) {
+             BoRefiller refiller = new BoRefiller(sys, images.dir(), cap, plan.localGpus())) {
             if (!planErrors.isEmpty()) throw new IllegalStateException("restore plan: " + planErrors);
             CriuKfd image = plan.kfds().get(FILE_ID);
             zeroTargets();

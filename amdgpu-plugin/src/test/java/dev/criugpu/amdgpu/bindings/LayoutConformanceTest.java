@@ -1,6 +1,15 @@
 package dev.criugpu.amdgpu.bindings;
 
 import dev.criugpu.amdgpu.testing.NativeTestPrograms;
+import dev.criugpu.api.bindings.gpu_plan;
+import dev.criugpu.api.bindings.gpu_plan_child;
+import dev.criugpu.api.bindings.gpu_plan_h;
+import dev.criugpu.api.bindings.gpu_plan_path;
+import dev.criugpu.api.bindings.gpu_plan_program;
+import dev.criugpu.api.bindings.gpu_plan_seam;
+import dev.criugpu.api.bindings.gpu_plan_step;
+import dev.criugpu.api.bindings.gpu_plan_vma;
+import dev.criugpu.api.bindings.stat;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.GroupLayout;

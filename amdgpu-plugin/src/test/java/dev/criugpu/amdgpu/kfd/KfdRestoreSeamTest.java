@@ -1,10 +1,10 @@
 package dev.criugpu.amdgpu.kfd;
 
 import dev.criugpu.amdgpu.bindings.kfd_ioctl_h;
-import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.amdgpu.testing.KfdSimulator;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
+import dev.criugpu.api.sys.Syscalls;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;

@@ -4,6 +4,7 @@ import dev.criugpu.amdgpu.AmdgpuPlugin;
 import dev.criugpu.amdgpu.images.AmdgpuImages;
 import dev.criugpu.amdgpu.testing.KfdSimulator;
 import dev.criugpu.amdgpu.testing.SimulatedCriu;
+import dev.criugpu.amdgpu.testing.SimulatedExecutor;
 import dev.criugpu.amdgpu.testing.SimulatedGpuProcess;
 import dev.criugpu.amdgpu.testing.SimulatedHost;
 import dev.criugpu.amdgpu.testing.SysfsTree;
@@ -134,9 +135,9 @@ class RefillFailureTest {
         Topology here = new SysfsTopologyReader(SimulatedGpuProcess.topology(dir.resolve("here"), 0x2001, 0x2002, true))
                 .read("Local");
         var host = SimulatedHost.create(dir, dir, Map.of());
-        RefillChannels channels = new RefillChannels(Fdstore.of(host.fdstoreAdd()));
+        RefillChannels channels = new RefillChannels(host.fdstore().orElseThrow());
         RestorePlan plan = RestorePlan.build(new AmdgpuImages(images), here, Map.of(), e -> { }, channels::fdstoreIdFor);
-        RefillSession refill = new RefillSession(plan, new BoRefiller(KfdSimulator.syscalls(), images, 0), channels);
+        RefillSession refill = new RefillSession(plan, new BoRefiller(KfdSimulator.syscalls(), images, 0, plan.localGpus()), channels);
         refill.start();
         return new Session(plan, channels, refill);
     }
@@ -178,9 +179,8 @@ class RefillFailureTest {
         Path images = dumped();
         Topology here = new SysfsTopologyReader(SimulatedGpuProcess.topology(dir.resolve("here"), 0x2001, 0x2002, true))
                 .read("Local");
-        var host = SimulatedHost.create(dir, dir, Map.of());
-        try (RestorePlan plan = RestorePlan.build(new AmdgpuImages(images), here, Map.of(), e -> { }, file -> 63);
-             ChildExecutor executor = ChildExecutor.load(host.executorLibrary(), host.childCalls(), plan)) {
+        try (RestorePlan plan = RestorePlan.build(new AmdgpuImages(images), here, Map.of(), e -> { }, file -> 63)) {
+            SimulatedExecutor executor = SimulatedExecutor.load(plan.childPlan());
             KfdSimulator.Task task = KfdSimulator.spawnRestore(executor.restoreExtFile(), executor.context(),
                     SimulatedGpuProcess.KFD_FILE);
             assertEquals(-EBADF, task.result(), "fdstore_get of an id criu never stored");

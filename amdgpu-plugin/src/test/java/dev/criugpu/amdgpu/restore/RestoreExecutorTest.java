@@ -6,8 +6,9 @@ import dev.criugpu.amdgpu.images.proto.CriuKfd;
 import dev.criugpu.amdgpu.images.proto.KfdBoEntry;
 import dev.criugpu.amdgpu.sys.UnixSockets;
 import dev.criugpu.amdgpu.testing.JavaPlanExecutor;
-import dev.criugpu.amdgpu.testing.KfdSimulator;
 import dev.criugpu.amdgpu.testing.KfdSimulator.VmaQuery;
+import dev.criugpu.amdgpu.testing.KfdSimulator;
+import dev.criugpu.amdgpu.testing.SimulatedExecutor;
 import dev.criugpu.amdgpu.testing.SimulatedGpuProcess;
 import dev.criugpu.amdgpu.testing.SimulatedHost;
 import dev.criugpu.amdgpu.testing.SysfsTree;
@@ -67,7 +68,7 @@ class RestoreExecutorTest {
         KfdSimulator.reset();
     }
 
-    private final RefillChannels channels = new RefillChannels(Fdstore.of(host.fdstoreAdd()));
+    private final RefillChannels channels = new RefillChannels(host.fdstore().orElseThrow());
 
     private RestorePlan plan() {
         return RestorePlan.build(new AmdgpuImages(images), here, Map.of(), e -> { }, channels::fdstoreIdFor);
@@ -115,19 +116,19 @@ class RestoreExecutorTest {
 
     @Test
     void nativeExecutorInAForkedTaskAndTheJavaReferenceGiveTheSameResult() {
-        RefillChannels forJavaChannels = new RefillChannels(Fdstore.of(host.fdstoreAdd()));
+        RefillChannels forJavaChannels = new RefillChannels(host.fdstore().orElseThrow());
         int stop = UnixSockets.eventFd();
         try (RestorePlan forC = plan();
              RestorePlan forJava = RestorePlan.build(new AmdgpuImages(images), here, Map.of(), e -> { },
-                     forJavaChannels::fdstoreIdFor);
-             ChildExecutor c = ChildExecutor.load(host.executorLibrary(), host.childCalls(), forC)) {
+                     forJavaChannels::fdstoreIdFor)) {
+            SimulatedExecutor c = SimulatedExecutor.load(forC.childPlan());
             int[] ids = {6, 5, 77}; // the render node before its KFD file, then a file that is not ours
             List<VmaQuery> queries = queries(forC.kfds().get(5));
 
             // The C executor runs in a forked task; the Java reference then runs here from the same KFD state.
             String fromC = KfdSimulator.reportChild(c.restoreExtFile(), c.updateVmaMap(), c.context(), ids, queries);
             String fromJava = javaReport(new JavaPlanExecutor(forJava.address(), KfdSimulator.syscalls(), 100,
-                    host.childCalls().fdstoreGet()), ids, queries);
+                    SimulatedHost.CALLS.fdstoreGet()), ids, queries);
             assertEquals(fromJava, fromC);
 
             assertTrue(fromC.startsWith("file 6: kfdsim-render-128\nfile 5: kfdsim-kfd\nfile 77: error -95\n"), fromC);
@@ -158,8 +159,8 @@ class RestoreExecutorTest {
 
     @Test
     void kfdWithoutCriuSupportFailsInTheTaskWithOneLineAndKeepsNoFd() throws Throwable {
-        try (RestorePlan plan = plan();
-             ChildExecutor c = ChildExecutor.load(host.executorLibrary(), host.childCalls(), plan)) {
+        try (RestorePlan plan = plan()) {
+            SimulatedExecutor c = SimulatedExecutor.load(plan.childPlan());
             KfdSimulator.setVersionMinor(7);
             int logged = KfdSimulator.logLines();
             var restore = Linker.nativeLinker().downcallHandle(c.restoreExtFile(),
@@ -196,8 +197,8 @@ class RestoreExecutorTest {
     @org.junit.jupiter.params.ParameterizedTest
     @org.junit.jupiter.params.provider.CsvSource({"100, KFD GET_VERSION", "3, KFD RESTORE of amdgpu-kfd-5.img"})
     void anIoctlFailingInTheTaskFailsItsProgramWithOneLineAndKeepsNoFd(int op, String step) throws Throwable {
-        try (RestorePlan plan = plan();
-             ChildExecutor c = ChildExecutor.load(host.executorLibrary(), host.childCalls(), plan)) {
+        try (RestorePlan plan = plan()) {
+            SimulatedExecutor c = SimulatedExecutor.load(plan.childPlan());
             var restore = Linker.nativeLinker().downcallHandle(c.restoreExtFile(),
                     FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
             long before = openDeviceFds();

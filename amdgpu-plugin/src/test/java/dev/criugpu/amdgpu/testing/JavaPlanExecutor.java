@@ -1,17 +1,17 @@
 package dev.criugpu.amdgpu.testing;
 
 import dev.criugpu.amdgpu.bindings.cmsghdr;
-import dev.criugpu.amdgpu.bindings.gpu_plan;
-import dev.criugpu.amdgpu.bindings.gpu_plan_h;
-import dev.criugpu.amdgpu.bindings.gpu_plan_path;
-import dev.criugpu.amdgpu.bindings.gpu_plan_program;
-import dev.criugpu.amdgpu.bindings.gpu_plan_step;
-import dev.criugpu.amdgpu.bindings.gpu_plan_vma;
 import dev.criugpu.amdgpu.bindings.iovec;
 import dev.criugpu.amdgpu.bindings.msghdr;
-import dev.criugpu.amdgpu.sys.SyscallException;
-import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.amdgpu.sys.UnixSockets;
+import dev.criugpu.api.bindings.gpu_plan;
+import dev.criugpu.api.bindings.gpu_plan_h;
+import dev.criugpu.api.bindings.gpu_plan_path;
+import dev.criugpu.api.bindings.gpu_plan_program;
+import dev.criugpu.api.bindings.gpu_plan_step;
+import dev.criugpu.api.bindings.gpu_plan_vma;
+import dev.criugpu.api.sys.SyscallException;
+import dev.criugpu.api.sys.Syscalls;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;

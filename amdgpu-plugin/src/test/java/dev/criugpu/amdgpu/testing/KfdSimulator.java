@@ -1,6 +1,6 @@
 package dev.criugpu.amdgpu.testing;
 
-import dev.criugpu.amdgpu.sys.Syscalls;
+import dev.criugpu.api.sys.Syscalls;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;

@@ -5,6 +5,7 @@ import dev.criugpu.api.InventoryClaim;
 import dev.criugpu.api.LogLevel;
 import dev.criugpu.api.Stage;
 import dev.criugpu.api.log.CriuLog;
+import dev.criugpu.api.plan.ChildPlan;
 import dev.criugpu.inventory.ImageIO;
 import dev.criugpu.inventory.images.PstreeEntry;
 
@@ -38,9 +39,7 @@ public final class SimulatedCriu implements CriuServices {
     private final InventoryClaim claim;
     private final List<String> inventory = Collections.synchronizedList(new ArrayList<>());
     private final List<String> lines = Collections.synchronizedList(new ArrayList<>());
-    private MemorySegment childCtx = MemorySegment.NULL;
-    private MemorySegment childRestoreExtFileAddress = MemorySegment.NULL;
-    private MemorySegment childUpdateVmaMapAddress = MemorySegment.NULL;
+    private SimulatedExecutor executor;
     private MethodHandle childRestoreExtFile;
     private MethodHandle childUpdateVmaMap;
 
@@ -79,36 +78,37 @@ public final class SimulatedCriu implements CriuServices {
 
     /** RESTORE_EXT_FILE as the shim calls it in a restored task. */
     public int childRestoreExtFile(int id) throws Throwable {
-        return (int) childRestoreExtFile.invokeExact(childCtx, id);
+        return (int) childRestoreExtFile.invokeExact(executor.context(), id);
     }
 
     /** UPDATE_VMA_MAP as the shim calls it in a restored task. */
     public int childUpdateVmaMap(MemorySegment path, long addr, long oldOffset, MemorySegment newOffset,
                                  MemorySegment pluginFd) throws Throwable {
-        return (int) childUpdateVmaMap.invokeExact(childCtx, path, addr, oldOffset, newOffset, pluginFd);
+        return (int) childUpdateVmaMap.invokeExact(executor.context(), path, addr, oldOffset, newOffset, pluginFd);
     }
 
     /** A restored task of its own: a forked process runs RESTORE_EXT_FILE({@code id}); see {@link KfdSimulator#spawnRestore}. */
     public KfdSimulator.Task spawnRestore(int id) {
-        return KfdSimulator.spawnRestore(childRestoreExtFileAddress, childCtx, id);
+        return KfdSimulator.spawnRestore(executor.restoreExtFile(), executor.context(), id);
     }
 
     /** A forked restored task that restores {@code id} and can check its BO contents later. */
     public KfdSimulator.Verifier spawnVerifier(int id, List<KfdSimulator.SizedQuery> queries) {
-        return KfdSimulator.spawnVerifier(childRestoreExtFileAddress, childUpdateVmaMapAddress, childCtx, id, queries);
+        return KfdSimulator.spawnVerifier(executor.restoreExtFile(), executor.updateVmaMap(), executor.context(), id,
+                queries);
     }
 
     public boolean hasChildExecutor() {
-        return childRestoreExtFile != null;
+        return executor != null;
     }
 
+    /** Binds the plan to the executor as the shim does, over the simulator's calls. */
     @Override
-    public boolean setChildExecutor(MemorySegment ctx, MemorySegment restoreExtFile, MemorySegment updateVmaMap) {
-        childCtx = ctx;
-        childRestoreExtFileAddress = restoreExtFile;
-        childUpdateVmaMapAddress = updateVmaMap;
-        childRestoreExtFile = LINKER.downcallHandle(restoreExtFile, FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
-        childUpdateVmaMap = LINKER.downcallHandle(updateVmaMap,
+    public boolean setChildExecutor(ChildPlan plan) {
+        executor = SimulatedExecutor.load(plan);
+        childRestoreExtFile = LINKER.downcallHandle(executor.restoreExtFile(),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+        childUpdateVmaMap = LINKER.downcallHandle(executor.updateVmaMap(),
                 FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS));
         return true;
     }
@@ -174,8 +174,4 @@ public final class SimulatedCriu implements CriuServices {
         return false;
     }
 
-    @Override
-    public Optional<MemorySegment> criuFunction(String name) {
-        return Optional.empty();
-    }
 }

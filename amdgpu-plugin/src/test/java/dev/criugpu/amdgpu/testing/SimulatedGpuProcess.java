@@ -2,14 +2,13 @@ package dev.criugpu.amdgpu.testing;
 
 import dev.criugpu.amdgpu.AmdgpuPlugin;
 import dev.criugpu.amdgpu.bindings.kfd_ioctl_h;
-import dev.criugpu.amdgpu.sys.Syscalls;
 import dev.criugpu.api.InventoryClaim;
 import dev.criugpu.api.Stage;
+import dev.criugpu.api.sys.Syscalls;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

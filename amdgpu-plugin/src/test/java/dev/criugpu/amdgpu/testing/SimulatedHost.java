@@ -2,10 +2,12 @@ package dev.criugpu.amdgpu.testing;
 
 import dev.criugpu.amdgpu.AmdgpuHost;
 import dev.criugpu.amdgpu.dump.DeviceClassifier;
-import dev.criugpu.amdgpu.restore.ChildExecutor;
+import dev.criugpu.api.plan.Fdstore;
+import dev.criugpu.api.plan.PlanCalls;
 
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 
 import static dev.criugpu.amdgpu.dump.DeviceNumbers.makedev;
@@ -14,18 +16,18 @@ import static dev.criugpu.amdgpu.dump.DeviceNumbers.makedev;
 public final class SimulatedHost {
     public static final long KFD_RDEV = makedev(235, 0);
     public static final long FIRST_RENDER_RDEV = makedev(226, 128);
+    /** What the plan executor calls in a restored task: the simulator's libc and criu stand-ins. */
+    public static final PlanCalls CALLS = new PlanCalls(KfdSimulator.symbol("kfdsim_open"),
+            KfdSimulator.symbol("kfdsim_close"), KfdSimulator.symbol("kfdsim_ioctl"),
+            KfdSimulator.symbol("kfdsim_find_unused_fd"), KfdSimulator.symbol("kfdsim_log"),
+            KfdSimulator.symbol("kfdsim_fdstore_get"));
 
     private SimulatedHost() {
     }
 
     public static AmdgpuHost create(Path topologyRoot, Path dir, Map<String, String> env) {
-        ChildExecutor.Calls calls = new ChildExecutor.Calls(KfdSimulator.symbol("kfdsim_open"),
-                KfdSimulator.symbol("kfdsim_close"), KfdSimulator.symbol("kfdsim_ioctl"),
-                KfdSimulator.symbol("kfdsim_find_unused_fd"), KfdSimulator.symbol("kfdsim_log"),
-                KfdSimulator.symbol("kfdsim_fdstore_get"));
         return new AmdgpuHost(KfdSimulator.syscalls(), topologyRoot,
                 new DeviceClassifier(OptionalLong.of(KFD_RDEV), OptionalLong.of(FIRST_RENDER_RDEV)),
-                dir.resolve("no-hsakmt-shm"), env, NativeTestPrograms.path("libcriugpu_plan.so"), calls,
-                KfdSimulator.symbol("kfdsim_fdstore_add"));
+                dir.resolve("no-hsakmt-shm"), env, Optional.of(Fdstore.of(KfdSimulator.symbol("kfdsim_fdstore_add"))));
     }
 }

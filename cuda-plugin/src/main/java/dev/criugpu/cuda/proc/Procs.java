@@ -39,24 +39,4 @@ public final class Procs {
     public static boolean alive(int pid) {
         return stat(pid).map(Stat::alive).orElse(false);
     }
-
-    /** The pid in the task's own (innermost) pid namespace, from the NSpid line of a status text. */
-    public static Optional<Integer> innermostPid(String statusText) {
-        for (String line : statusText.split("\n")) {
-            if (line.startsWith("NSpid:")) {
-                String[] f = line.substring(6).trim().split("\\s+");
-                return Optional.of(Integer.parseInt(f[f.length - 1]));
-            }
-        }
-        return Optional.empty();
-    }
-
-    /** {@link #innermostPid(String)} of a live task; the pid itself when /proc says nothing. */
-    public static int innermostPid(int pid) {
-        try {
-            return innermostPid(Files.readString(Path.of("/proc/" + pid + "/status"))).orElse(pid);
-        } catch (IOException | NumberFormatException e) {
-            return pid;
-        }
-    }
 }

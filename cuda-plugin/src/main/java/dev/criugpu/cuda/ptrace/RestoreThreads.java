@@ -2,7 +2,7 @@ package dev.criugpu.cuda.ptrace;
 
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
-import dev.criugpu.cuda.bindings.libc_h;
+import dev.criugpu.api.bindings.libc_h;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

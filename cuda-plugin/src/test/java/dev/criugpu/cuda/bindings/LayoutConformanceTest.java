@@ -1,5 +1,6 @@
 package dev.criugpu.cuda.bindings;
 
+import dev.criugpu.api.bindings.libc_h;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

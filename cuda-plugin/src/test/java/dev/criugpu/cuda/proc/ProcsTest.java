@@ -27,11 +27,4 @@ class ProcsTest {
         p.destroyForcibly().waitFor();
         assertFalse(Procs.alive(pid));
     }
-
-    @Test
-    void innermostPidIsTheLastNsPid() {
-        assertEquals(7, Procs.innermostPid("Name:\tx\nNSpid:\t4242\t7\nNSpgid:\t1\n").orElseThrow());
-        assertEquals(4242, Procs.innermostPid("NSpid:\t4242\n").orElseThrow());
-        assertTrue(Procs.innermostPid("Name:\tx\n").isEmpty());
-    }
 }

@@ -1,6 +1,6 @@
 package dev.criugpu.cuda.ptrace;
 
-import dev.criugpu.cuda.bindings.libc_h;
+import dev.criugpu.api.bindings.libc_h;
 import dev.criugpu.cuda.proc.Procs;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;

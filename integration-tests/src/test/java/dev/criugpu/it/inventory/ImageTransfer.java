@@ -2,9 +2,6 @@ package dev.criugpu.it.inventory;
 
 import dev.criugpu.it.CriuContainer;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -22,16 +19,7 @@ final class ImageTransfer {
                 .orFail().stdout();
         List<String> names = listing.lines().filter(l -> !l.isBlank()).sorted().toList();
         if (names.isEmpty()) throw new AssertionError("no files in " + imagesDir + " in the container");
-        for (String name : names) copyOut(container, imagesDir + "/" + name, hostDir.resolve(name));
+        for (String name : names) container.copyOut(imagesDir + "/" + name, hostDir.resolve(name));
         return names;
-    }
-
-    static void copyOut(CriuContainer container, String containerPath, Path hostFile) {
-        try {
-            Files.createDirectories(hostFile.toAbsolutePath().getParent());
-            Files.write(hostFile, container.readBytes(containerPath));
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write " + hostFile, e);
-        }
     }
 }

@@ -130,7 +130,7 @@ class InventoryCasesIT {
         String images = name + ".img";
         CriuCommand.dump(tree.rootPid(), images).withPlugins().runIn(criu).orFail();
         List<Long> atDump = tree.awaitDumped();
-        ImageTransfer.copyOut(criu, images + "/" + InventoryPlugins.INVENTORY_IMG,
+        criu.copyOut(images + "/" + InventoryPlugins.INVENTORY_IMG,
                 host.resolve(InventoryPlugins.INVENTORY_IMG));
         return new Dumped(tree, atDump, images, host);
     }

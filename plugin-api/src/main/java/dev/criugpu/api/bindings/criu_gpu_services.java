@@ -30,9 +30,7 @@ public final class criu_gpu_services {
             ADDRESS.withName("add_inventory_plugin"),
             ADDRESS.withName("set_compel_interrupt_only_mode"),
             ADDRESS.withName("compel_wait_task"),
-            ADDRESS.withName("child_ctx"),
-            ADDRESS.withName("child_restore_ext_file"),
-            ADDRESS.withName("child_update_vma_map")
+            ADDRESS.withName("child_plan")
     ).withName("criu_gpu_services");
 
     private criu_gpu_services() {
@@ -75,20 +73,16 @@ public final class criu_gpu_services {
         return ptr(s, "set_compel_interrupt_only_mode");
     }
     public static MemorySegment compel_wait_task(MemorySegment s) { return ptr(s, "compel_wait_task"); }
-    public static MemorySegment child_ctx(MemorySegment s) { return ptr(s, "child_ctx"); }
-    public static MemorySegment child_restore_ext_file(MemorySegment s) { return ptr(s, "child_restore_ext_file"); }
-    public static MemorySegment child_update_vma_map(MemorySegment s) { return ptr(s, "child_update_vma_map"); }
+    public static MemorySegment child_plan(MemorySegment s) { return ptr(s, "child_plan"); }
 
-    /** Writers: the child executor fields are Java's to fill; the rest are used by tests and AOT training. */
+    /** Writers: child_plan is Java's to fill; the rest are used by tests and AOT training. */
     public static void stage(MemorySegment s, int v) { s.set(JAVA_INT, offsetOf("stage"), v); }
     public static void size(MemorySegment s, int v) { s.set(JAVA_INT, offsetOf("size"), v); }
     public static void flags(MemorySegment s, int v) { s.set(JAVA_INT, offsetOf("flags"), v); }
     public static void criu_hook_count(MemorySegment s, int v) { s.set(JAVA_INT, offsetOf("criu_hook_count"), v); }
     public static void inventory_claim(MemorySegment s, int v) { s.set(JAVA_INT, offsetOf("inventory_claim"), v); }
     public static void hook_mask(MemorySegment s, int v) { s.set(JAVA_INT, offsetOf("hook_mask"), v); }
-    public static void child_ctx(MemorySegment s, MemorySegment v) { set(s, "child_ctx", v); }
-    public static void child_restore_ext_file(MemorySegment s, MemorySegment v) { set(s, "child_restore_ext_file", v); }
-    public static void child_update_vma_map(MemorySegment s, MemorySegment v) { set(s, "child_update_vma_map", v); }
+    public static void child_plan(MemorySegment s, MemorySegment v) { set(s, "child_plan", v); }
     public static void set(MemorySegment s, String pointerField, MemorySegment v) {
         s.set(ADDRESS, offsetOf(pointerField), v);
     }

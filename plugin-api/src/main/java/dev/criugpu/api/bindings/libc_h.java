@@ -1,0 +1,133 @@
+package dev.criugpu.api.bindings;
+
+import dev.criugpu.api.Errno;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * libc's {@code ptrace}, {@code waitpid} and {@code prctl}, for both vendors, with errno captured right after the call (jextract shape plus
+ * {@code Linker.Option.captureCallState}). Numbers are Linux x86-64 (linux/ptrace.h, bits/waitflags.h).
+ */
+public final class libc_h {
+    public static final int PTRACE_CONT = 7;
+    public static final int PTRACE_SETOPTIONS = 0x4200;
+    public static final int PTRACE_INTERRUPT = 0x4207;
+    public static final int PTRACE_GETSIGMASK = 0x420a;
+    public static final int PTRACE_SETSIGMASK = 0x420b;
+    public static final long PTRACE_O_TRACESYSGOOD = 1;
+    public static final long PTRACE_O_SUSPEND_SECCOMP = 1L << 21;
+    public static final int PTRACE_EVENT_STOP = 128;
+    public static final int WALL = 0x40000000;
+    public static final int SIGTRAP = 5;
+    public static final int ESRCH = 3;
+    public static final int EINTR = 4;
+
+    /** The kernel's sigset for PTRACE_GETSIGMASK/SETSIGMASK: 64 bits, bit n-1 = signal n. */
+    public static final long KERNEL_SIGSET_SIZE = 8;
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
+    private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
+
+    /** {@code long ptrace(enum __ptrace_request request, pid_t pid, void *addr, void *data)}, variadic after 1. */
+    private static final MethodHandle PTRACE = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("ptrace").orElseThrow(),
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS),
+            Linker.Option.firstVariadicArg(1), Linker.Option.captureCallState("errno"));
+
+    /** {@code pid_t waitpid(pid_t pid, int *wstatus, int options)} */
+    private static final MethodHandle WAITPID = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("waitpid").orElseThrow(),
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT),
+            Linker.Option.captureCallState("errno"));
+
+    /** {@code int prctl(int option, ...)}, used here only as prctl(PR_GET_CHILD_SUBREAPER, int *). */
+    private static final MethodHandle PRCTL = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("prctl").orElseThrow(),
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS),
+            Linker.Option.firstVariadicArg(1));
+    public static final int PR_GET_CHILD_SUBREAPER = 37;
+
+    /** {@code uid_t geteuid(void)} */
+    private static final MethodHandle GETEUID = LINKER.downcallHandle(
+            LINKER.defaultLookup().find("geteuid").orElseThrow(), FunctionDescriptor.of(JAVA_INT));
+
+    private libc_h() {
+    }
+
+    /** Whether this process is a child subreaper (orphaned descendants would be reparented to it). */
+    public static boolean isChildSubreaper() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment flag = arena.allocate(JAVA_INT);
+            int rc = (int) PRCTL.invokeExact(PR_GET_CHILD_SUBREAPER, flag);
+            return rc == 0 && flag.get(JAVA_INT, 0) != 0;
+        } catch (Throwable t) {
+            throw new IllegalStateException("prctl downcall failed", t);
+        }
+    }
+
+    /** The effective uid of this process (criu's). */
+    public static int geteuid() {
+        try {
+            return (int) GETEUID.invokeExact();
+        } catch (Throwable t) {
+            throw new IllegalStateException("geteuid downcall failed", t);
+        }
+    }
+
+    /** A call's result with the errno libc left (meaningful when the result is -1). */
+    public record Result(long value, int errno) {
+        public boolean failed() {
+            return value == -1;
+        }
+    }
+
+    public static Result ptrace(int request, int pid, MemorySegment addr, MemorySegment data) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(CALL_STATE);
+            long r = (long) PTRACE.invokeExact(state, request, pid, addr, data);
+            return new Result(r, (int) ERRNO.get(state, 0L));
+        } catch (Throwable t) {
+            throw new IllegalStateException("ptrace downcall failed", t);
+        }
+    }
+
+    public static Result waitpid(int pid, MemorySegment wstatus, int options) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(CALL_STATE);
+            int r = (int) WAITPID.invokeExact(state, pid, wstatus, options);
+            return new Result(r, (int) ERRNO.get(state, 0L));
+        } catch (Throwable t) {
+            throw new IllegalStateException("waitpid downcall failed", t);
+        }
+    }
+
+    public static boolean WIFSTOPPED(int status) {
+        return (status & 0xff) == 0x7f;
+    }
+
+    public static int WSTOPSIG(int status) {
+        return (status >> 8) & 0xff;
+    }
+
+    /** The ptrace event of a stop ({@code status >> 16}), e.g. {@link #PTRACE_EVENT_STOP}. */
+    public static int ptraceEvent(int status) {
+        return (status >>> 16) & 0xffff;
+    }
+
+    /** {@link Errno#name}, with what ESRCH means for ptrace. */
+    public static String errnoName(int errno) {
+        return errno == ESRCH ? Errno.name(errno) + ", no such thread or not stopped by us" : Errno.name(errno);
+    }
+}

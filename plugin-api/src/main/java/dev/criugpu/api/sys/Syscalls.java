@@ -1,0 +1,173 @@
+package dev.criugpu.api.sys;
+
+import dev.criugpu.api.Errno;
+import dev.criugpu.api.bindings.stat;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * The syscall seam: the few libc entry points the plugins use on device files (open, close, ioctl, mmap,
+ * munmap, fstat). In production they are libc's; tests bind the same signatures from a simulator library (the
+ * simulated KFD's {@code libkfdsim.so}, names prefixed {@code kfdsim_}). errno is captured right after each call.
+ */
+public final class Syscalls {
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final MemoryLayout CALL_STATE = Linker.Option.captureStateLayout();
+    private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
+    private static final Linker.Option CAPTURE = Linker.Option.captureCallState("errno");
+
+    public static final int O_RDONLY = 0;
+    public static final int O_RDWR = 2;
+    public static final int O_CLOEXEC = 0x80000;
+    public static final int PROT_READ = 1;
+    public static final int PROT_WRITE = 2;
+    public static final int MAP_SHARED = 1;
+
+    private final String origin;
+    private final MethodHandle open;
+    private final MethodHandle close;
+    private final MethodHandle ioctl;
+    private final MethodHandle mmap;
+    private final MethodHandle munmap;
+    private final MethodHandle fstat;
+
+    private Syscalls(String origin, SymbolLookup lookup, String prefix) {
+        this.origin = origin;
+        open = bind(lookup, prefix + "open", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT),
+                Linker.Option.firstVariadicArg(2));
+        close = bind(lookup, prefix + "close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+        ioctl = bind(lookup, prefix + "ioctl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS),
+                Linker.Option.firstVariadicArg(2));
+        mmap = bind(lookup, prefix + "mmap", FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT,
+                JAVA_INT, JAVA_LONG));
+        munmap = bind(lookup, prefix + "munmap", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
+        fstat = bind(lookup, prefix + "fstat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+    }
+
+    private static MethodHandle bind(SymbolLookup lookup, String name, FunctionDescriptor d, Linker.Option... extra) {
+        MemorySegment a = lookup.find(name).orElseThrow(() -> new IllegalStateException("no symbol " + name));
+        Linker.Option[] opts = new Linker.Option[extra.length + 1];
+        System.arraycopy(extra, 0, opts, 0, extra.length);
+        opts[extra.length] = CAPTURE;
+        return LINKER.downcallHandle(a, d, opts);
+    }
+
+    private static final Syscalls LIBC = new Syscalls("libc", LINKER.defaultLookup(), "");
+
+    /** The real system calls. */
+    public static Syscalls libc() {
+        return LIBC;
+    }
+
+    /** The same entry points from another library, named {@code prefix + "open"} etc. (the simulated KFD). */
+    public static Syscalls fromLibrary(String origin, SymbolLookup lookup, String prefix) {
+        return new Syscalls(origin, lookup, prefix);
+    }
+
+    public String origin() {
+        return origin;
+    }
+
+    private static int errno(MemorySegment state) {
+        return (int) ERRNO.get(state, 0L);
+    }
+
+    public int open(String path, int flags) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(CALL_STATE);
+            int fd = (int) open.invokeExact(state, a.allocateFrom(path), flags, 0);
+            if (fd < 0) throw failure("open " + path, errno(state));
+            return fd;
+        } catch (SyscallException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("open " + path, t);
+        }
+    }
+
+    public void close(int fd) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(CALL_STATE);
+            if ((int) close.invokeExact(state, fd) < 0) throw failure("close fd " + fd, errno(state));
+        } catch (SyscallException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("close", t);
+        }
+    }
+
+    /**
+     * ioctl(fd, request, arg), retried up to {@code retries} times on EINTR or EAGAIN as upstream does for KFD
+     * calls; {@code what} names the call in the error.
+     */
+    public int ioctl(int fd, int request, MemorySegment arg, int retries, String what) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(CALL_STATE);
+            for (int attempt = 0; ; attempt++) {
+                int r = (int) ioctl.invokeExact(state, fd, Integer.toUnsignedLong(request), arg);
+                if (r >= 0) return r;
+                int e = errno(state);
+                if ((e != Errno.EINTR && e != Errno.EAGAIN) || attempt >= retries) throw failure(what, e);
+            }
+        } catch (SyscallException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(what, t);
+        }
+    }
+
+    /** A shared mapping of {@code length} bytes at {@code offset} of {@code fd}. */
+    public MemorySegment mmap(long length, int prot, int fd, long offset) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(CALL_STATE);
+            MemorySegment p = (MemorySegment) mmap.invokeExact(state, MemorySegment.NULL, length, prot, MAP_SHARED, fd, offset);
+            if (p.address() == -1L) throw failure("mmap fd " + fd + " offset 0x" + Long.toHexString(offset), errno(state));
+            return p.reinterpret(length);
+        } catch (SyscallException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("mmap", t);
+        }
+    }
+
+    public void munmap(MemorySegment mapping) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(CALL_STATE);
+            if ((int) munmap.invokeExact(state, mapping, mapping.byteSize()) < 0) throw failure("munmap", errno(state));
+        } catch (SyscallException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("munmap", t);
+        }
+    }
+
+    /** st_rdev of the file behind {@code fd}. */
+    public long rdev(int fd) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(CALL_STATE);
+            MemorySegment st = stat.allocate(a);
+            if ((int) fstat.invokeExact(state, fd, st) < 0) throw failure("fstat fd " + fd, errno(state));
+            return stat.st_rdev(st);
+        } catch (SyscallException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("fstat", t);
+        }
+    }
+
+    private static SyscallException failure(String what, int errno) {
+        return new SyscallException(errno, what + " failed: " + Errno.name(errno));
+    }
+
+}

@@ -1,0 +1,59 @@
+package dev.criugpu.api.sys;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/** The production seam binds libc correctly (variadic open/ioctl, errno capture). */
+class LibcSyscallsTest {
+    private final Syscalls libc = Syscalls.libc();
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void openMissingFileReportsEnoent() {
+        SyscallException e = assertThrows(SyscallException.class, () -> libc.open(dir.resolve("none").toString(), Syscalls.O_RDONLY));
+        assertEquals(2, e.errno());
+        assertEquals("open " + dir.resolve("none") + " failed: ENOENT (errno 2)", e.getMessage());
+    }
+
+    @Test
+    void deviceIoctlOnANonDeviceFileIsEnottyAndNamesTheCall() {
+        int fd = libc.open("/dev/null", Syscalls.O_RDWR | Syscalls.O_CLOEXEC);
+        try (Arena arena = Arena.ofConfined()) {
+            // AMDKFD_IOC_GET_VERSION: a real device request that /dev/null does not know
+            SyscallException e = assertThrows(SyscallException.class,
+                    () -> libc.ioctl(fd, 0x80084B01, arena.allocate(8), 3, "GET_VERSION on /dev/null"));
+            assertEquals(25, e.errno());
+            assertEquals("GET_VERSION on /dev/null failed: ENOTTY (errno 25)", e.getMessage());
+        } finally {
+            libc.close(fd);
+        }
+        assertEquals(9, assertThrows(SyscallException.class, () -> libc.close(fd)).errno(), "closed exactly once");
+    }
+
+    @Test
+    void mmapSharesFileContents() throws Exception {
+        Path f = dir.resolve("data");
+        Files.write(f, new byte[]{10, 20, 30, 40});
+        int fd = libc.open(f.toString(), Syscalls.O_RDWR);
+        try {
+            MemorySegment m = libc.mmap(4, Syscalls.PROT_READ | Syscalls.PROT_WRITE, fd, 0);
+            assertEquals(30, m.get(ValueLayout.JAVA_BYTE, 2));
+            m.set(ValueLayout.JAVA_BYTE, 0, (byte) 99);
+            libc.munmap(m);
+        } finally {
+            libc.close(fd);
+        }
+        assertEquals(99, Files.readAllBytes(f)[0]);
+    }
+}
