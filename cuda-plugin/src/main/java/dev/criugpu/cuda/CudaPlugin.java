@@ -75,6 +75,7 @@ public final class CudaPlugin implements CriuPlugin {
             log.debug("the image holds no CUDA state");
             return 0;
         }
+        if (stage == Stage.DUMP && config.guard()) return initDump(services, config, null);
         BackendSelection selection = BackendSelection.choose(config.backend(), DriverBackend::probe, System.getenv("PATH"));
         if (selection.chosen().isEmpty()) {
             if (stage == Stage.RESTORE && services.inventoryClaim() == InventoryClaim.LISTED) {
@@ -88,6 +89,7 @@ public final class CudaPlugin implements CriuPlugin {
         return stage == Stage.DUMP ? initDump(services, config, backend) : initRestore(services, config, backend);
     }
 
+    /** {@code backend} null: the CUDA agent chooses and opens it, and makes every driver call of the dump. */
     private int initDump(CriuServices services, PluginConfig config, CudaBackend backend) {
         commandLine = commandLine();
         if (!services.setCompelInterruptOnlyMode()) {
@@ -95,32 +97,31 @@ public final class CudaPlugin implements CriuPlugin {
         }
         int timeoutMs = commandLine.timeoutOrDefault() * 1000;
         DumpSession.removeStaleFiles(services);
-        dump = new DumpSession(services, dumpDeps(services, config, backend, timeoutMs), timeoutMs, presentGpus(Set.of()),
-                config.parallel());
+        dump = new DumpSession(services, backend == null ? agentDeps(services, config, timeoutMs) : inCriuDeps(backend),
+                timeoutMs, presentGpus(Set.of()), config.parallel());
         return 0;
     }
 
     /**
-     * The dump's driver calls go to the CUDA agent, a process beside criu started now (it connects while criu seizes
+     * The dump's driver calls go to the CUDA agent, a process beside criu started now (it comes up while criu seizes
      * the tree), which also answers for the tasks if criu goes away; it keeps watching a returned task for longer than
-     * a lock criu started could still take. Without the watch ({@code CRIU_CUDA_GUARD=0}) the calls run in criu.
+     * a lock criu started could still take.
      */
-    private static CudaDeps dumpDeps(CriuServices services, PluginConfig config, CudaBackend backend, int lockTimeoutMs) {
-        if (!config.guard()) {
-            log.info("no CUDA agent (CRIU_CUDA_GUARD=0): driver calls run inside criu, and if criu dies during the dump "
-                    + "its CUDA tasks stay as they are (return them with `criu-gpu cuda --toggle --pid PID`)");
-            return new CudaDeps(backend, RestoreThreads.PTRACE, WatchdogLink.NONE);
-        }
+    private static CudaDeps agentDeps(CriuServices services, PluginConfig config, int lockTimeoutMs) {
         Path dir = services.imageDir().orElseThrow(() -> new CriuException(Errno.EINVAL, "criu gave no images directory"));
         Path aot = services.pluginDir() == null ? null : services.pluginDir().resolve("java/criu-gpu.aot");
         List<String> options = aot != null && Files.isRegularFile(aot) ? List.of("-XX:AOTCache=" + aot) : List.of();
-        try {
-            AgentClient agent = AgentClient.start(backend, DumpSession.watchdogLog(dir), lockTimeoutMs + 2000L, options);
-            return new CudaDeps(agent, RestoreThreads.PTRACE, agent);
-        } catch (IOException e) {
-            throw new CriuException(Errno.EIO, "cannot start the CUDA agent: " + e.getMessage()
-                    + " (CRIU_CUDA_GUARD=0 dumps without it, with driver calls inside criu)");
-        }
+        String choice = config.backend().name().toLowerCase(java.util.Locale.ROOT);
+        AgentClient agent = AgentClient.launch(choice, DumpSession.watchdogLog(dir), lockTimeoutMs + 2000L, options);
+        log.info("starting the CUDA agent (backend {}, {} work per task)", choice, config.parallel() ? "parallel" : "sequential");
+        return new CudaDeps(agent, RestoreThreads.PTRACE, agent);
+    }
+
+    /** Without the agent ({@code CRIU_CUDA_GUARD=0}) the calls run in criu and nothing watches the tasks. */
+    private static CudaDeps inCriuDeps(CudaBackend backend) {
+        log.info("no CUDA agent (CRIU_CUDA_GUARD=0): driver calls run inside criu, and if criu dies during the dump "
+                + "its CUDA tasks stay as they are (return them with `criu-gpu cuda --toggle --pid PID`)");
+        return new CudaDeps(backend, RestoreThreads.PTRACE, WatchdogLink.NONE);
     }
 
     private static CriuCommandLine commandLine() {

@@ -7,7 +7,6 @@ import dev.criugpu.api.Interrupts;
 import dev.criugpu.api.sys.Tasks;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
-import dev.criugpu.cuda.backend.DriverBackend;
 import dev.criugpu.cuda.gpu.GpuInfo;
 import dev.criugpu.cuda.gpu.GpuMemory;
 import dev.criugpu.cuda.gpu.TaskGpus;
@@ -59,6 +58,9 @@ final class DumpSession {
     private boolean watched;
     private boolean inventoryAdded;
     private boolean memoryRecorded;
+    private java.util.Optional<String> unavailable;
+    /** nvidia-smi's view of the tasks' device memory, asked at the first CUDA task while the locks go on. */
+    private java.util.concurrent.CompletableFuture<java.util.Optional<Map<Integer, Map<dev.criugpu.cuda.gpu.GpuUuid, Long>>>> memory;
 
     /** Call {@link #removeStaleFiles} before the watchdog is started: it creates its log anew. */
     DumpSession(CriuServices services, CudaDeps deps, int lockTimeoutMs, List<GpuInfo> presentGpus, boolean parallel) {
@@ -90,9 +92,19 @@ final class DumpSession {
         });
     }
 
+    /** Whether there is a backend to ask (the agent learns it when it is up): without one the plugin stands aside. */
+    private boolean available() {
+        if (unavailable == null) {
+            unavailable = backend.unavailable();
+            unavailable.ifPresent(why -> log.info("disabled: {}", why));
+            if (unavailable.isEmpty()) log.info("using {}", backend.describe());
+        }
+        return unavailable.isEmpty();
+    }
+
     int pause(int pid) {
         if (tasks.containsKey(pid)) return 0;
-        if (withoutCuda.contains(pid)) return Errno.NOT_SUPPORTED;
+        if (withoutCuda.contains(pid) || !available()) return Errno.NOT_SUPPORTED;
         OptionalInt tid;
         CudaState[] state = new CudaState[1];
         try {
@@ -124,6 +136,13 @@ final class DumpSession {
         long start = Procs.stat(pid).map(Procs.Stat::startTime).orElse(0L);
         CudaTask task = new CudaTask(pid, Tasks.innermostPid(pid), restoreTid, state, gpus, visible, start);
         if (Transitions.needsCheckpoint(state)) watch(task);
+        if (memory == null && !gpus.isEmpty()) {
+            memory = java.util.concurrent.CompletableFuture.supplyAsync(GpuMemory::usedByPid, r -> {
+                Thread t = new Thread(r, "cuda-gpu-memory");
+                t.setDaemon(true);
+                t.start();
+            });
+        }
         tasks.put(pid, task);
         if (Transitions.needsLock(state)) {
             lock(task);
@@ -219,21 +238,25 @@ final class DumpSession {
     }
 
     /**
-     * Once, when every CUDA task is locked and none checkpointed yet: the device memory each holds, so a restore can
-     * tell beforehand whether its target GPUs have room.
+     * Once, before the first checkpoint moves any device memory: what each task holds on each GPU (asked at the first
+     * CUDA task, while the locks went on), so that a restore can tell beforehand whether its target GPUs have room.
      */
     private void recordMemory() {
         memoryRecorded = true;
-        if (tasks.values().stream().allMatch(t -> t.gpus.isEmpty())) return;
+        if (memory == null) return;
         long t0 = System.nanoTime();
-        GpuMemory.usedByPid().ifPresent(used -> {
-            for (CudaTask t : tasks.values()) t.usedMib = used.getOrDefault(t.pid, Map.of());
-            log.debug("GPU memory of the CUDA tasks read in {} ms", (System.nanoTime() - t0) / 1_000_000);
-        });
+        try {
+            Interrupts.await(memory, "nvidia-smi's view of the tasks' GPU memory", GpuMemory.TIMEOUT_S * 1000).ifPresent(used -> {
+                for (CudaTask t : tasks.values()) t.usedMib = used.getOrDefault(t.pid, Map.of());
+            });
+            log.debug("GPU memory of the CUDA tasks known {} ms into the checkpoint", (System.nanoTime() - t0) / 1_000_000);
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            log.warn("the GPU memory of the CUDA tasks is not known ({}); a restore cannot check room for them", e.toString());
+        }
     }
 
     private int notPaused(int pid) {
-        if (withoutCuda.contains(pid)) return Errno.NOT_SUPPORTED;
+        if (withoutCuda.contains(pid) || !available()) return Errno.NOT_SUPPORTED;
         try {
             if (backend.restoreThread(pid).isEmpty()) {
                 withoutCuda.add(pid);
@@ -267,7 +290,7 @@ final class DumpSession {
         Path dir = services.imageDir().orElseThrow(() -> new IOException("criu gave no images directory"));
         CudaTaskEntry.Builder b = CudaTaskEntry.newBuilder().setPid(task.nsPid).setInitialState(task.initial.value)
                 .setBackend(backend.name());
-        if (backend instanceof DriverBackend d) b.setDriverApi(d.apiVersion());
+        if (backend.apiVersion() > 0) b.setDriverApi(backend.apiVersion());
         for (GpuInfo g : task.gpus) {
             b.addGpus(entry(g).setUsedMib(task.usedMib.getOrDefault(g.uuid(), 0L)));
         }

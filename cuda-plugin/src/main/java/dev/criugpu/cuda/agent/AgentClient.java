@@ -33,7 +33,7 @@ public final class AgentClient implements CudaBackend, WatchdogLink {
     static final List<String> JVM_OPTIONS = List.of("-Xrs", "-Xmx48m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
             "-XX:-UsePerfData", "-Xlog:disable", "-Xlog:all=off", "--enable-native-access=ALL-UNNAMED");
 
-    private final HelperProcess.Pending pending;
+    private final CompletableFuture<HelperProcess.Pending> starting;
     private final CompletableFuture<String> ready = new CompletableFuture<>();
     private final Map<Long, CompletableFuture<String>> waiting = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
@@ -44,27 +44,39 @@ public final class AgentClient implements CudaBackend, WatchdogLink {
     private boolean remap;
     private String description = "the CUDA agent (starting)";
 
-    private AgentClient(HelperProcess.Pending pending) {
-        this.pending = pending;
+    private AgentClient(CompletableFuture<HelperProcess.Pending> starting) {
+        this.starting = starting;
     }
 
     /**
-     * Starts the agent for this criu.
+     * Starts the agent for this criu, on a thread of its own (starting a process costs tens of milliseconds the dump
+     * need not wait for); the first call waits for the agent to be up.
      *
-     * @param backend the backend criu's init chose; the agent opens the same one
+     * @param backend which backend the agent opens: {@code auto}, {@code driver} or {@code cli} (CRIU_CUDA_BACKEND);
+     *                cuda-checkpoint is looked up in criu's PATH, which the agent inherits
      * @param log the agent's log file (created anew by the agent)
      * @param settleMs how long a returned task must stay put before the agent is done with it
      * @param jvmOptions extra JVM options (the plugin dir's AOT cache)
      */
-    public static AgentClient start(CudaBackend backend, Path log, long settleMs, List<String> jvmOptions) throws IOException {
-        long self = ProcessHandle.current().pid();
-        long start = Procs.stat((int) self).map(Procs.Stat::startTime)
-                .orElseThrow(() -> new IOException("cannot read /proc/" + self + "/stat"));
-        Path cli = backend instanceof CliBackend c ? c.executable() : null;
-        CudaAgent.Args args = new CudaAgent.Args(null, self, start, backend.name(), cli, log, settleMs, 600_000);
-        List<String> options = new ArrayList<>(JVM_OPTIONS);
-        options.addAll(jvmOptions);
-        return new AgentClient(HelperProcess.start(CudaAgent.class.getName(), options, args.toArgv()));
+    public static AgentClient launch(String backend, Path log, long settleMs, List<String> jvmOptions) {
+        CompletableFuture<HelperProcess.Pending> starting = CompletableFuture.supplyAsync(() -> {
+            try {
+                long self = ProcessHandle.current().pid();
+                long start = Procs.stat((int) self).map(Procs.Stat::startTime)
+                        .orElseThrow(() -> new IOException("cannot read /proc/" + self + "/stat"));
+                CudaAgent.Args args = new CudaAgent.Args(null, self, start, backend, null, log, settleMs, 600_000);
+                List<String> options = new ArrayList<>(JVM_OPTIONS);
+                options.addAll(jvmOptions);
+                return HelperProcess.start(CudaAgent.class.getName(), options, args.toArgv());
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }, r -> {
+            Thread t = new Thread(r, "cuda-agent-start");
+            t.setDaemon(true);
+            t.start();
+        });
+        return new AgentClient(starting);
     }
 
     /** Connects on first use; the agent's first line says whether it could open the backend. */
@@ -72,7 +84,7 @@ public final class AgentClient implements CudaBackend, WatchdogLink {
         if (agent != null && failure == null) return agent;
         if (failure != null) throw new CudaCallException(CliBackend.RUN_FAILED, failure);
         try {
-            agent = pending.connect(CONNECT_MS, "the CUDA agent");
+            agent = Interrupts.await(starting, "the CUDA agent to start").connect(CONNECT_MS, "the CUDA agent");
             Thread reader = new Thread(this::readReplies, "cuda-agent-replies");
             reader.setDaemon(true);
             reader.start();
@@ -84,8 +96,9 @@ public final class AgentClient implements CudaBackend, WatchdogLink {
             description = AgentProtocol.rest(f, 4) + " in the CUDA agent";
             return agent;
         } catch (IOException | ExecutionException | java.util.concurrent.TimeoutException e) {
+            Throwable why = e instanceof ExecutionException x && x.getCause() != null ? x.getCause() : e;
             failure = "the CUDA agent is not usable: " + (e instanceof java.util.concurrent.TimeoutException
-                    ? "it did not say it was ready within " + CONNECT_MS + " ms" : e.getMessage());
+                    ? "it did not say it was ready within " + CONNECT_MS + " ms" : why.getMessage());
             if (agent != null) agent.close();
             throw new CudaCallException(CliBackend.RUN_FAILED, failure);
         }
@@ -141,6 +154,16 @@ public final class AgentClient implements CudaBackend, WatchdogLink {
     }
 
     @Override
+    public java.util.Optional<String> unavailable() {
+        try {
+            agent();
+            return java.util.Optional.empty();
+        } catch (CudaCallException e) {
+            return java.util.Optional.of(e.reason());
+        }
+    }
+
+    @Override
     public String describe() {
         return description;
     }
@@ -151,6 +174,7 @@ public final class AgentClient implements CudaBackend, WatchdogLink {
     }
 
     /** Valid once a call has been made (the agent said which driver it found). */
+    @Override
     public int apiVersion() {
         return apiVersion;
     }
@@ -221,7 +245,7 @@ public final class AgentClient implements CudaBackend, WatchdogLink {
         synchronized (this) {
             if (agent == null) {
                 failure = "the dump is over";
-                pending.discard();
+                starting.thenAccept(HelperProcess.Pending::discard);
                 return;
             }
             a = agent;

@@ -1,10 +1,12 @@
 package dev.criugpu.cuda.agent;
 
 import dev.criugpu.api.HelperProcess;
+import dev.criugpu.cuda.backend.BackendSelection;
 import dev.criugpu.cuda.backend.CliBackend;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
 import dev.criugpu.cuda.backend.DriverBackend;
+import dev.criugpu.cuda.config.PluginConfig;
 import dev.criugpu.cuda.state.CudaState;
 
 import java.io.IOException;
@@ -108,14 +110,16 @@ public final class CudaAgent {
         System.exit(new CudaAgent(criu, watch, backend).run());
     }
 
+    /** The backend as criu's own init would choose it (CRIU_CUDA_BACKEND; cuda-checkpoint from PATH). */
     static CudaBackend open(Args a) throws CudaCallException {
-        if (a.backend().equals("cli")) {
-            if (a.cudaCheckpoint() == null) throw new IllegalStateException("--backend cli needs --cuda-checkpoint PATH");
-            return CliBackend.open(a.cudaCheckpoint());
-        }
-        DriverBackend.Probe probe = DriverBackend.probe();
-        if (!probe.usable()) throw new IllegalStateException(probe.reason());
-        return probe.backend();
+        if (a.cudaCheckpoint() != null) return CliBackend.open(a.cudaCheckpoint());
+        PluginConfig.BackendChoice choice = switch (a.backend()) {
+            case "driver" -> PluginConfig.BackendChoice.DRIVER;
+            case "cli" -> PluginConfig.BackendChoice.CLI;
+            default -> PluginConfig.BackendChoice.AUTO;
+        };
+        BackendSelection s = BackendSelection.choose(choice, DriverBackend::probe, System.getenv("PATH"));
+        return s.chosen().orElseThrow(() -> new IllegalStateException(s.reason()));
     }
 
     /** Serves criu until it is gone, then returns what it left behind; 0 when nothing was left behind. */

@@ -18,6 +18,11 @@ public interface CudaBackend {
     /** Short name for logs and config: {@code driver} or {@code cli}. */
     String name();
 
+    /** cuDriverGetVersion of the driver behind this backend; 0 when it does not say (cuda-checkpoint). */
+    default int apiVersion() {
+        return 0;
+    }
+
     /** Whether restore accepts GPU pairs (driver API 13000+, or cuda-checkpoint with --device-map). */
     boolean supportsGpuRemap();
 
@@ -35,6 +40,14 @@ public interface CudaBackend {
     void restore(int pid, List<GpuPair> pairs) throws CudaCallException;
 
     void unlock(int pid) throws CudaCallException;
+
+    /**
+     * Why this backend cannot be used, found on first asking (a backend in another process learns it when that
+     * process is up); empty when it can.
+     */
+    default java.util.Optional<String> unavailable() {
+        return java.util.Optional.empty();
+    }
 
     /** Prepares this process to call restore (driver: cuInit once; the CLI needs nothing). */
     default void prepareRestore() throws CudaCallException {

@@ -61,6 +61,7 @@ public final class DriverBackend implements CudaBackend {
         return new Probe(new DriverBackend(version), version, "driver API " + version);
     }
 
+    @Override
     public int apiVersion() {
         return apiVersion;
     }

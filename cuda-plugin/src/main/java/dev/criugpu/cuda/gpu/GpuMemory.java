@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class GpuMemory {
     private static final Logger log = LoggerFactory.getLogger(GpuMemory.class);
-    private static final long TIMEOUT_S = 15;
+    public static final long TIMEOUT_S = 15;
 
     private GpuMemory() {
     }

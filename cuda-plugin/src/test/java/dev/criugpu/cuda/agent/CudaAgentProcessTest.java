@@ -33,10 +33,12 @@ class CudaAgentProcessTest {
             int pid = (int) task.pid();
             fake.setState(pid, "running");
             Path log = dir.resolve("cuda-plugin-watchdog.log");
-            criu = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
                     CriuStandIn.class.getName(), fake.executable.toString(), log.toString(), Integer.toString(pid),
-                    Long.toString(Procs.stat(pid).orElseThrow().startTime())).redirectErrorStream(true).start();
+                    Long.toString(Procs.stat(pid).orElseThrow().startTime())).redirectErrorStream(true);
+            pb.environment().put("PATH", dir + ":" + System.getenv("PATH"));
+            criu = pb.start();
             BufferedReader out = new BufferedReader(new InputStreamReader(criu.getInputStream()));
             String armed = out.readLine();
             assertEquals("armed cuda-checkpoint at " + fake.executable + " (with --device-map) in the CUDA agent", armed);
