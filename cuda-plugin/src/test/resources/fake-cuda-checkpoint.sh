@@ -1,8 +1,19 @@
 #!/bin/sh
 # Stands in for NVIDIA's cuda-checkpoint at the process boundary: keeps each pid's CUDA state in
 # $dir/state-<pid>, logs every call to $dir/calls.log, and follows the driver's state rules.
+# From the environment (criu passes its own to the CUDA agent, and the agent to this script):
+#   FAKE_CUDA_RESTORE_TID=self      --get-restore-tid prints the pid itself (the main thread, which exists and which
+#                                   criu seizes) instead of pid+1
+#   FAKE_CUDA_CHECKPOINT_SECONDS=N  a checkpoint takes N seconds (a large one); meanwhile every other call for that
+#                                   pid but --get-restore-tid waits for it, as the driver serves them through the task's
+#                                   restore thread, which the checkpoint holds
 dir=$(dirname "$0")
 echo "$*" >> "$dir/calls.log"
+# wait_idle PID: waits (at most a minute) while a slow checkpoint of PID runs
+wait_idle() {
+  i=0
+  while [ -d "$dir/busy-$1" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
+}
 case "$1" in
   --help|-h)
     echo "--action lock | checkpoint | restore | unlock --pid <pid> [--timeout <ms>] [--device-map <uuids>]"
@@ -10,16 +21,24 @@ case "$1" in
   --get-state)
     f="$dir/state-$3"
     [ -f "$f" ] || { echo "Could not get state of process ID $3: \"invalid argument\""; exit 1; }
+    wait_idle "$3"
     cat "$f"; exit 0 ;;
   --get-restore-tid)
     [ -f "$dir/state-$3" ] || { echo "Could not get restore tid for process ID $3: \"invalid argument\""; exit 1; }
-    echo $(( $3 + 1 )); exit 0 ;;
+    if [ "$FAKE_CUDA_RESTORE_TID" = self ]; then echo "$3"; else echo $(( $3 + 1 )); fi
+    exit 0 ;;
   --action)
     pid=$4; f="$dir/state-$pid"
     [ -f "$f" ] || { echo "Could not $2 on process ID $pid: \"invalid argument\""; exit 1; }
+    wait_idle "$pid"
     case "$2:$(cat "$f")" in
       lock:running) echo locked > "$f" ;;
-      checkpoint:locked) echo checkpointed > "$f" ;;
+      checkpoint:locked)
+        if [ -n "$FAKE_CUDA_CHECKPOINT_SECONDS" ]; then
+          mkdir "$dir/busy-$pid"; sleep "$FAKE_CUDA_CHECKPOINT_SECONDS"; echo checkpointed > "$f"; rmdir "$dir/busy-$pid"
+        else
+          echo checkpointed > "$f"
+        fi ;;
       restore:checkpointed) echo locked > "$f" ;;
       unlock:locked) echo running > "$f" ;;
       *) echo "Could not $2 on process ID $pid: \"operation not permitted\""; exit 32 ;;

@@ -1,0 +1,200 @@
+package dev.criugpu.it;
+
+import dev.criugpu.inventory.InventoryPlugins;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+import static dev.criugpu.it.HookTrace.CUDA;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The CUDA plugin's dump through the CUDA agent (the JVM beside criu that makes a dump's driver calls and answers for
+ * its tasks once criu is gone; DESIGN rules 4 and 12), with real criu 4.2.1 and no GPU: forced mode, the CLI backend,
+ * and cuda-plugin's stand-in for cuda-checkpoint ({@link FakeCuda}), whose restore thread is the task's main thread,
+ * so criu's real seize and the plugin's real ptrace wake and re-stop act on it. A full dump and restore; criu killed
+ * with SIGKILL after the lock and after the plugin's exit hook; SIGINT during an 8-second checkpoint. Whatever happens
+ * to criu, its task ends up running (for the fake) and keeps counting.
+ */
+@ExtendWith(DockerRequired.class)
+class CudaAgentIT {
+    @RegisterExtension
+    static final SharedCriuContainer shared = SharedCriuContainer.withPlugins(CriuImage.CRIU_4_2_1);
+
+    /** DESIGN rule 12 on the GPU host: a task criu left behind is running again within this of criu's end. */
+    private static final Duration RETURNED_WITHIN = Duration.ofSeconds(30);
+    /** DESIGN rule 4: criu told to stop during a long checkpoint ends within this. */
+    private static final Duration INTERRUPTED_WITHIN = Duration.ofSeconds(2);
+    private static final Duration REACH = Duration.ofSeconds(30);
+    private static final String WATCHDOG_LOG = "cuda-plugin-watchdog.log";
+
+    private final List<Runnable> cleanup = new ArrayList<>();
+
+    /** One case's directory: the fake in {@code bin/}, the counter's file, the images in {@code img/}. */
+    private record Case(CriuContainer criu, String dir, FakeCuda cuda, CounterWorkload counter, int pid) {
+        String images() {
+            return dir + "/img";
+        }
+
+        CriuCommand dump() {
+            return cuda.env(CriuCommand.dump(pid, images()).withPlugins().forced());
+        }
+
+        String watchdogLog() {
+            return criu.readFileIfExists(images() + "/" + WATCHDOG_LOG);
+        }
+
+        /**
+         * After criu's end: the agent brings the task from {@code from} back to running through {@code steps} within
+         * {@link #RETURNED_WITHIN} and says so in its log, and the task keeps counting.
+         */
+        void awaitReturned(String from, String steps) {
+            cuda.awaitState(pid, "running", RETURNED_WITHIN);
+            String line = "pid " + pid + ": outlived criu; " + from + " -> running via " + steps;
+            Eventually.await("the CUDA agent's log to say '" + line + "'", RETURNED_WITHIN,
+                    () -> watchdogLog().contains(line), () -> "its log:\n" + watchdogLog());
+            counter.awaitProgress(5);
+        }
+
+        /** kill -9 of criu, which ends before it kills the tree: its task outlives it. */
+        void killCriu(CriuInBackground dump) {
+            dump.signal("KILL");
+            assertEquals(128 + 9, dump.awaitEnd(REACH));
+            assertTrue(criu.pidInUse(pid), "criu died before it killed the tree, yet pid " + pid + " is gone");
+        }
+    }
+
+    private Case start(CriuContainer criu, String name) {
+        String dir = "/tmp/agent-" + name;
+        criu.exec("mkdir", "-p", dir + "/bin").orFail();
+        FakeCuda cuda = FakeCuda.install(criu, dir + "/bin");
+        CounterWorkload counter = CounterWorkload.startSingle(criu, dir + "/counter");
+        cleanup.add(counter::kill);
+        int pid = counter.rootPid();
+        cuda.setState(pid, "running");
+        return new Case(criu, dir, cuda, counter, pid);
+    }
+
+    private CriuInBackground startInBackground(Case c, CriuCommand command) {
+        CriuInBackground criu = CriuInBackground.start(c.criu, command, c.dir);
+        cleanup.addFirst(criu::kill);
+        return criu;
+    }
+
+    /** A dump held at {@code point} by the forced-mode fault switch {@code stall-POINT} (plugin-api Faults). */
+    private CriuInBackground stalledDump(Case c, String point) {
+        CriuInBackground dump = startInBackground(c, c.dump().env("CRIU_GPU_FAULT", "cuda_plugin:stall-" + point));
+        dump.awaitLog("criu stalls " + point.replace('-', ' '), REACH);
+        return dump;
+    }
+
+    @AfterEach
+    void cleanUp() {
+        cleanup.forEach(Runnable::run);
+        cleanup.clear();
+    }
+
+    @Test
+    void aDumpLocksAndCheckpointsThroughTheAgentAndTheRestoreBringsTheTaskBack(CriuContainer criu, @TempDir Path host)
+            throws Exception {
+        Case c = start(criu, "cycle");
+        int pid = c.pid;
+
+        CriuRun dump = c.dump().runIn(criu).orFail();
+        List<Long> atDump = c.counter.awaitDumped();
+
+        assertEquals("checkpointed", c.cuda.state(pid), "calls: " + c.cuda.calls());
+        assertTrue(c.cuda.calls().containsAll(List.of("--action lock --pid " + pid + " --timeout 10000",
+                "--action checkpoint --pid " + pid)), "calls: " + c.cuda.calls());
+        assertFalse(dump.logLinesContaining("pid " + pid + ": CUDA checkpointed in").isEmpty(), dump.logTail(40));
+        assertTrue(criu.fileExists(c.images() + "/cuda-plugin-" + pid + ".img"), "no CUDA record for pid " + pid);
+        assertEquals(Optional.of(List.of(CUDA)), listedPlugins(criu, c.images(), host));
+        // the agent made the calls and watched until the dump was over: the task ended with it (criu killed it),
+        // whether the agent saw that while criu still ran or once criu was gone
+        Eventually.await("the CUDA agent's last line to say the task ended with the dump", RETURNED_WITHIN,
+                () -> lastLine(c.watchdogLog()).contains("ended with the dump"), () -> "its log:\n" + c.watchdogLog());
+        String last = lastLine(c.watchdogLog());
+        assertTrue(last.contains("pids [" + pid + "]") || last.contains("pid " + pid + ":"), last);
+        assertTrue(c.watchdogLog().contains("serving criu (cuda-checkpoint at " + c.cuda.dir + "/cuda-checkpoint"),
+                c.watchdogLog());
+        assertFalse(c.watchdogLog().contains("outlived criu"), c.watchdogLog());
+
+        CriuRun restore = c.cuda.env(CriuCommand.restore(c.images()).withPlugins().forced()).runIn(criu).orFail();
+        c.counter.assertContinuedFrom(atDump);
+        assertEquals("running", c.cuda.state(pid), "calls: " + c.cuda.calls());
+        assertTrue(c.cuda.calls().containsAll(List.of("--action restore --pid " + pid, "--action unlock --pid " + pid)),
+                "calls: " + c.cuda.calls());
+        assertFalse(restore.logLinesContaining("pid " + pid + ": CUDA restored in").isEmpty(), restore.logTail(40));
+    }
+
+    @Test
+    void criuKilledAfterTheLockLeavesTheTaskToTheAgentWhichUnlocksIt(CriuContainer criu) {
+        Case c = start(criu, "killed-locked");
+        CriuInBackground dump = stalledDump(c, "before-checkpoint");
+        assertEquals("locked", c.cuda.state(c.pid), "calls: " + c.cuda.calls());
+
+        c.killCriu(dump);
+        c.awaitReturned("locked", "[unlock]");
+    }
+
+    @Test
+    void criuKilledAfterThePluginsExitLeavesACheckpointedTaskWhichTheAgentRestores(CriuContainer criu) {
+        Case c = start(criu, "killed-after-exit");
+        CriuInBackground dump = stalledDump(c, "after-exit");
+        HookTrace.assertTraced(dump.run(), CUDA, "EXIT", HookTrace.exit(0, 0));
+        assertEquals("checkpointed", c.cuda.state(c.pid), "calls: " + c.cuda.calls());
+        assertTrue(criu.fileExists(c.images() + "/cuda-plugin-" + c.pid + ".img"), "no CUDA record for pid " + c.pid);
+
+        c.killCriu(dump);
+        c.awaitReturned("checkpointed", "[restore, unlock]");
+    }
+
+    @Test
+    void sigintDuringALongCheckpointEndsCriuAtOnceAndTheAgentFinishesAndUndoesIt(CriuContainer criu) {
+        Case c = start(criu, "sigint");
+        CriuInBackground dump = startInBackground(c, c.dump().env("FAKE_CUDA_CHECKPOINT_SECONDS", "8"));
+        dump.awaitLog(HookTrace.line(CUDA, "CHECKPOINT_DEVICES", HookTrace.pid(c.pid)), REACH);
+        String checkpoint = "--action checkpoint --pid " + c.pid;
+        Eventually.await("the agent's checkpoint of pid " + c.pid + " to be running", REACH,
+                () -> c.cuda.calls().contains(checkpoint), () -> "calls: " + c.cuda.calls());
+
+        dump.signal("INT");
+        int status = dump.awaitEnd(REACH);
+        Duration took = dump.endedAfterSignal();
+        CriuRun run = dump.run();
+        assertNotEquals(0, status, "criu succeeded although it was interrupted:\n" + run.logTail(40));
+        assertTrue(took.compareTo(INTERRUPTED_WITHIN) <= 0, "criu ended " + took.toMillis() + " ms after SIGINT (want <= "
+                + INTERRUPTED_WITHIN.toMillis() + " ms), status " + status + ":\n" + run.logTail(40));
+        // the hook thread and the worker that waits for the agent both give up; whichever notices first is logged
+        Pattern gaveUp = Pattern.compile("criu received SIGINT while waiting for the CUDA (agent's )?checkpoint of pid "
+                + c.pid + "\\b");
+        assertFalse(run.logLinesMatching(gaveUp).isEmpty(), "criu's log lacks /" + gaveUp + "/:\n" + run.logTail(40));
+
+        // the agent lets the checkpoint criu started finish, then restores and unlocks the task
+        c.awaitReturned("checkpointed", "[restore, unlock]");
+    }
+
+    private static Optional<List<String>> listedPlugins(CriuContainer criu, String images, Path host) throws IOException {
+        Files.write(host.resolve(InventoryPlugins.INVENTORY_IMG), criu.readBytes(images + "/" + InventoryPlugins.INVENTORY_IMG));
+        return InventoryPlugins.listed(host);
+    }
+
+    private static String lastLine(String text) {
+        List<String> lines = text.lines().filter(l -> !l.isBlank()).toList();
+        return lines.isEmpty() ? "" : lines.getLast();
+    }
+}

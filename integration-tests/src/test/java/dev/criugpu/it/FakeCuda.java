@@ -1,0 +1,65 @@
+package dev.criugpu.it;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * cuda-plugin's stand-in for NVIDIA's cuda-checkpoint (its test script {@code fake-cuda-checkpoint.sh}) installed in
+ * a container directory as {@code cuda-checkpoint}: it keeps each pid's CUDA state in {@code state-<pid>} next to
+ * itself and logs every call to {@code calls.log}. {@link #env} points a criu command at it: the CLI backend in
+ * forced mode, the script first on criu's PATH (criu hands its environment to the CUDA agent, the agent to the
+ * script), and restore thread = the task's main thread, which criu really seizes, so the real ptrace wake and re-stop
+ * work on it.
+ */
+public final class FakeCuda {
+    private static final String SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+    private final CriuContainer container;
+    public final String dir;
+
+    private FakeCuda(CriuContainer container, String dir) {
+        this.container = container;
+        this.dir = dir;
+    }
+
+    /** Installs the script as {@code dir/cuda-checkpoint}. */
+    public static FakeCuda install(CriuContainer container, String dir) {
+        Path script = Path.of(System.getProperty("criugpu.fake.cuda.checkpoint",
+                "../cuda-plugin/src/test/resources/fake-cuda-checkpoint.sh"));
+        try {
+            container.writeFile(dir + "/cuda-checkpoint", Files.readString(script), 0755);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the fake cuda-checkpoint " + script.toAbsolutePath(), e);
+        }
+        return new FakeCuda(container, dir);
+    }
+
+    /** {@code command} with the settings above added. */
+    public CriuCommand env(CriuCommand command) {
+        return command.env("PATH", dir + ":" + SYSTEM_PATH).env("CRIU_CUDA_BACKEND", "cli")
+                .env("FAKE_CUDA_RESTORE_TID", "self");
+    }
+
+    public void setState(int pid, String state) {
+        container.writeFile(dir + "/state-" + pid, state + "\n", 0644);
+    }
+
+    public String state(int pid) {
+        return container.readFileIfExists(dir + "/state-" + pid).strip();
+    }
+
+    /** Waits until the script says {@code pid} is in {@code state}. */
+    public void awaitState(int pid, String state, Duration timeout) {
+        Eventually.await("pid " + pid + " to be " + state + " for the fake cuda-checkpoint", timeout,
+                () -> state.equals(state(pid)), () -> "it is '" + state(pid) + "'; calls: " + calls());
+    }
+
+    /** The script's arguments, one call a line. */
+    public List<String> calls() {
+        return container.readFileIfExists(dir + "/calls.log").lines().toList();
+    }
+}
