@@ -8,6 +8,8 @@
  * is not a copy or a NOP, or that touches an unmapped range, fails the submission with nothing copied.
  * A fault switch makes the n-th submission of one render minor fail outright or copy only part of its first
  * packet and never signal its fence (a hung engine). All state sits behind one mutex: dump threads run one per GPU.
+ * As libdrm and the kernel do, a BO's size is whole pages and a VA mapping covers whole pages. Each submission that
+ * copies goes into the simulator's trace (kfd_sim.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,6 +22,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "kfd_sim.h"
 
 #define MAX_MAPS 64
 #define MAX_LIST 8
@@ -69,6 +73,8 @@ static unsigned fault_at;
 static uint64_t copied_bytes;
 
 enum { FAULT_NONE, FAULT_SUBMIT_FAILS, FAULT_FENCE_HANGS };
+
+static uint64_t page_align(uint64_t size) { return (size + PAGE - 1) & ~(uint64_t)(PAGE - 1); }
 
 /* ---- test set-up API ---- */
 
@@ -221,7 +227,8 @@ int kfdsim_amdgpu_bo_alloc(void *device, struct amdgpu_bo_alloc_request *req, vo
 {
 	if (req->alloc_size == 0)
 		return -EINVAL;
-	void *p = calloc(1, req->alloc_size);
+	uint64_t size = page_align(req->alloc_size); /* GEM objects are whole pages */
+	void *p = calloc(1, size);
 	if (!p)
 		return -ENOMEM;
 	pthread_mutex_lock(&lock);
@@ -231,7 +238,7 @@ int kfdsim_amdgpu_bo_alloc(void *device, struct amdgpu_bo_alloc_request *req, vo
 		free(p);
 		return -ENOMEM;
 	}
-	*bo = (struct sim_bo){ device, BO_ALLOCATED, p, req->alloc_size };
+	*bo = (struct sim_bo){ device, BO_ALLOCATED, p, size };
 	*handle = bo;
 	return 0;
 }
@@ -286,6 +293,7 @@ int kfdsim_amdgpu_bo_va_op(void *handle, uint64_t offset, uint64_t size, uint64_
 	struct sim_bo *bo = handle;
 	struct sim_dev *d = bo->dev;
 	int r = -EINVAL;
+	size = page_align(size); /* libdrm's amdgpu_bo_va_op maps whole pages */
 	pthread_mutex_lock(&lock);
 	if (ops == VA_OP_MAP && offset == 0 && size > 0 && size <= bo->size) {
 		r = -ENOSPC;
@@ -434,6 +442,7 @@ int kfdsim_amdgpu_cs_submit(void *context, uint64_t flags, struct amdgpu_cs_requ
 		if (fault != FAULT_FENCE_HANGS)
 			c->completed = c->seq;
 		pthread_mutex_unlock(&lock);
+		kfdsim_trace("sdma renderD%d packets=%d bytes=%llu", d->minor, n, (unsigned long long)total);
 	}
 	free(copies);
 	return r;

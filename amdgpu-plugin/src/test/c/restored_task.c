@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "kfd_sim.h"
+
 /*
  * Forks a task that calls fn(ctx, id), reports the result into *result, then waits for a signal. Returns the
  * task's pid, or -1.
@@ -161,67 +163,110 @@ int kfdsim_report_child(int (*restore)(void *, int),
 	return len;
 }
 
-void *kfdsim_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off); /* kfd_sim.c */
 
-/* 64-bit FNV-1a */
-static uint64_t fnv1a(const uint8_t *p, size_t n)
+static int write_all(int fd, const void *buf, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 0x100000001b3ULL;
+	for (size_t done = 0; done < len;) {
+		ssize_t n = write(fd, (const char *)buf + done, len - done);
+		if (n <= 0)
+			return -1;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* The bytes behind a moved mapping: hashed, and written to save_dir/vma-<i>.bin when save_dir is set. */
+static uint64_t read_mapping(const struct sized_query *q, int i, int fd, uint64_t off, const char *save_dir)
+{
+	void *m = kfdsim_mmap(NULL, q->size, PROT_READ, MAP_SHARED, fd, (off_t)off);
+	if (m == MAP_FAILED)
+		return 0;
+	uint64_t h = kfdsim_fnv1a(m, q->size);
+	if (save_dir) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/vma-%d.bin", save_dir, i);
+		int out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (out < 0 || write_all(out, m, q->size))
+			h = 0;
+		if (out >= 0)
+			close(out);
+	}
+	munmap(m, q->size);
 	return h;
 }
 
-struct sized_query {
-	uint64_t addr;
-	uint64_t old_offset;
-	const char *path;
-	uint64_t size;
-};
-
 /*
- * Forks a restored task: RESTORE_EXT_FILE(id), UPDATE_VMA_MAP for each query, then it reports the restore's
- * result (an int) on *report_fd and waits for a byte on *go_fd; then it maps each moved BO through its answer and
- * reports the FNV-1a hash of its bytes (u64 per query, 0 for one that did not move) and exits.
+ * Forks a restored task as criu does: RESTORE_EXT_FILE for each of `ids` in order, then UPDATE_VMA_MAP for each
+ * query. It reports on *report_fd an int32 result per id and a struct vma_answer per query, then waits for a byte on
+ * *go_fd (meanwhile criu's main process may refill and resume it); then it maps each moved mapping through its
+ * answer and reports the FNV-1a hash of its bytes (u64 per query, 0 for one that did not move or has no fd),
+ * writing them to save_dir/vma-<i>.bin if save_dir is not NULL, and exits.
  */
-int kfdsim_spawn_verifier(int (*restore)(void *, int),
-			  int (*update)(void *, const char *, uint64_t, uint64_t, uint64_t *, int *), void *ctx, int id,
-			  const struct sized_query *q, int nq, int *go_fd, int *report_fd)
+int kfdsim_spawn_task(int (*restore)(void *, int),
+		      int (*update)(void *, const char *, uint64_t, uint64_t, uint64_t *, int *), void *ctx,
+		      const int *ids, int nids, const struct sized_query *q, int nq, const char *save_dir, int *go_fd,
+		      int *report_fd)
 {
 	int go[2], rep[2];
-	if (pipe2(go, O_CLOEXEC) || pipe2(rep, O_CLOEXEC))
+	if (nq > 64 || pipe2(go, O_CLOEXEC) || pipe2(rep, O_CLOEXEC))
 		return -1;
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(go[1]);
 		close(rep[0]);
-		int r = restore(ctx, id);
-		uint64_t off[64];
+		char what[32];
+		for (int i = 0; i < nids; i++) {
+			kfdsim_trace("call RESTORE_EXT_FILE %d", ids[i]);
+			int32_t r = restore(ctx, ids[i]);
+			if (r >= 0)
+				describe_fd(r, what, sizeof(what));
+			kfdsim_trace("return RESTORE_EXT_FILE %d = %s", ids[i], r >= 0 ? what : "error");
+			if (write_all(rep[1], &r, sizeof(r)))
+				_exit(1);
+		}
 		int fd[64];
-		for (int i = 0; i < nq && i < 64; i++) {
+		uint64_t off[64];
+		for (int i = 0; i < nq; i++) {
+			struct vma_answer a = { 0, -1, 0 };
+			off[i] = 0;
 			fd[i] = -1;
-			if (update(ctx, q[i].path, q[i].addr, q[i].old_offset, &off[i], &fd[i]) != 1)
-				fd[i] = -2;
+			kfdsim_trace("call UPDATE_VMA_MAP %s 0x%llx 0x%llx", q[i].path, (unsigned long long)q[i].addr,
+				     (unsigned long long)q[i].old_offset);
+			a.rc = update(ctx, q[i].path, q[i].addr, q[i].old_offset, &off[i], &fd[i]);
+			if (a.rc == 1) {
+				a.new_offset = off[i];
+				int minor = fd[i] >= 0 ? kfdsim_render_minor(fd[i]) : -1;
+				a.minor = fd[i] >= 0 && minor < 0 ? -2 : minor; /* an fd that is no render node: -2 */
+				if (a.minor >= 0)
+					snprintf(what, sizeof(what), "renderD%d", a.minor);
+				else
+					snprintf(what, sizeof(what), "%s", fd[i] >= 0 ? "other" : "none");
+				kfdsim_trace("return UPDATE_VMA_MAP %s 0x%llx = 1 offset=0x%llx fd=%s", q[i].path,
+					     (unsigned long long)q[i].addr, (unsigned long long)off[i], what);
+			} else {
+				fd[i] = -1;
+				kfdsim_trace("return UPDATE_VMA_MAP %s 0x%llx = %d", q[i].path, (unsigned long long)q[i].addr, a.rc);
+			}
+			if (write_all(rep[1], &a, sizeof(a)))
+				_exit(1);
 		}
 		char c;
-		if (write(rep[1], &r, sizeof(r)) != sizeof(r) || read(go[0], &c, 1) != 1)
+		if (read(go[0], &c, 1) != 1)
 			_exit(1);
-		for (int i = 0; i < nq && i < 64; i++) {
-			uint64_t h = 0;
-			if (fd[i] >= 0) {
-				void *m = kfdsim_mmap(NULL, q[i].size, PROT_READ, MAP_SHARED, fd[i], (off_t)off[i]);
-				if (m != MAP_FAILED) {
-					h = fnv1a(m, q[i].size);
-					munmap(m, q[i].size);
-				}
-			}
-			if (write(rep[1], &h, sizeof(h)) != sizeof(h))
+		for (int i = 0; i < nq; i++) {
+			uint64_t h = fd[i] >= 0 ? read_mapping(&q[i], i, fd[i], off[i], save_dir) : 0;
+			if (write_all(rep[1], &h, sizeof(h)))
 				_exit(1);
 		}
 		_exit(0);
 	}
 	close(go[0]);
 	close(rep[1]);
+	if (pid < 0) {
+		close(go[1]);
+		close(rep[0]);
+		return -1;
+	}
 	*go_fd = go[1];
 	*report_fd = rep[0];
 	return pid;

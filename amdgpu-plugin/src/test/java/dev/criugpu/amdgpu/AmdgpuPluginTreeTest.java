@@ -50,11 +50,12 @@ class AmdgpuPluginTreeTest {
         var b = criu.spawnVerifier(7, SimulatedGpuProcess.contentQueries(second, files.readKfd(7)));
         assertTrue(a.restored() >= 0 && b.restored() >= 0, "both tasks restored their KFD file");
 
-        // RESUME_DEVICES_LATE waits for every refill; the simulated KFD of the tasks lives in their own memory,
-        // so this process's KFD reports them as having no KFD process (ENOTSUP), and nothing failed.
-        plugin.resumeDevicesLate(a.pid());
-        plugin.resumeDevicesLate(b.pid());
+        // RESUME_DEVICES_LATE waits for every refill, then resumes each task's queues.
+        assertEquals(0, plugin.resumeDevicesLate(a.pid()));
+        assertEquals(0, plugin.resumeDevicesLate(b.pid()));
         assertEquals(List.of(), criu.lines(LogLevel.ERROR));
+        assertEquals(1, KfdSimulator.resumed(a.pid()));
+        assertEquals(1, KfdSimulator.resumed(b.pid()));
 
         assertArrayEquals(expected(first), a.hashes(), "task of the first process");
         assertArrayEquals(expected(second), b.hashes(), "task of the second process");

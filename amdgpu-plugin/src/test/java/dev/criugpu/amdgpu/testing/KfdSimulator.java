@@ -9,6 +9,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
@@ -53,13 +55,18 @@ public final class KfdSimulator {
     private static final MethodHandle REPORT_CHILD = fn("kfdsim_report_child", FunctionDescriptor.of(JAVA_INT, ADDRESS,
             ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
 
-    private static final MethodHandle SPAWN_VERIFIER = fn("kfdsim_spawn_verifier", FunctionDescriptor.of(JAVA_INT,
-            ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, ADDRESS));
+    private static final MethodHandle SPAWN_TASK = fn("kfdsim_spawn_task", FunctionDescriptor.of(JAVA_INT,
+            ADDRESS, ADDRESS, ADDRESS, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
     private static final MethodHandle READ_REPORT = fn("kfdsim_read_report", FunctionDescriptor.of(JAVA_INT, JAVA_INT,
             ADDRESS, JAVA_INT));
     private static final MethodHandle RELEASE = fn("kfdsim_release", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
 
     private static final MethodHandle FAIL_IOCTL = fn("kfdsim_fail_ioctl", FunctionDescriptor.ofVoid(JAVA_INT, JAVA_INT));
+    private static final MethodHandle SET_NEXT_OFFSET = fn("kfdsim_set_next_offset", FunctionDescriptor.ofVoid(JAVA_LONG));
+    private static final MethodHandle TRACE_START = fn("kfdsim_trace_start", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    private static final MethodHandle TRACE_STOP = fn("kfdsim_trace_stop", FunctionDescriptor.ofVoid());
+    private static final MethodHandle TRACE_MARK = fn("kfdsim_trace_mark", FunctionDescriptor.ofVoid(ADDRESS));
+    private static final MethodHandle SET_SHM_DIR = fn("kfdsim_set_shm_dir", FunctionDescriptor.ofVoid(ADDRESS));
     /** {@link #failIoctl} of GET_VERSION (other values are the KFD CRIU ops). */
     public static final int GET_VERSION = 100;
 
@@ -277,23 +284,28 @@ public final class KfdSimulator {
     }
 
     /**
-     * A forked restored task that runs RESTORE_EXT_FILE and UPDATE_VMA_MAP at once, then waits; once released it
-     * hashes (FNV-1a 64) the bytes behind each moved mapping, so a test can check contents the main process filled.
+     * What UPDATE_VMA_MAP answered in a restored task: its result, the new offset, and the render minor of the fd
+     * it gave (-1 none, -2 an fd that is not a render node).
      */
-    public record Verifier(int pid, int goFd, int reportFd, int queries) {
-        /** What RESTORE_EXT_FILE returned in the task. */
+    public record VmaAnswer(int rc, int minor, long newOffset) {
+    }
+
+    /**
+     * A forked restored task that ran RESTORE_EXT_FILE for each file id ({@link #results}) and UPDATE_VMA_MAP for each
+     * query ({@link #answers}), and now waits; once released it hashes (FNV-1a 64) the bytes behind each moved
+     * mapping, so a test can check contents the main process filled.
+     */
+    public record Verifier(int pid, int goFd, int reportFd, int[] results, List<VmaAnswer> answers) {
+        /** What RESTORE_EXT_FILE returned in the task for the first file. */
         public int restored() {
-            try (Arena a = Arena.ofConfined()) {
-                MemorySegment r = a.allocate(JAVA_INT);
-                check(callInt(() -> (int) READ_REPORT.invokeExact(reportFd, r, 4)) == 4 ? 0 : -1, "verifier report");
-                return r.get(JAVA_INT, 0);
-            }
+            return results[0];
         }
 
         /** Releases the task and returns its hashes (0 for a mapping that did not move); the task then exits. */
         public long[] hashes() {
             try (Arena a = Arena.ofConfined()) {
                 check(callInt(() -> (int) RELEASE.invokeExact(goFd)), "release verifier");
+                int queries = answers.size();
                 MemorySegment h = a.allocate(JAVA_LONG, Math.max(1, queries));
                 int n = callInt(() -> (int) READ_REPORT.invokeExact(reportFd, h, 8 * queries));
                 check(n == 8 * queries ? 0 : -1, "verifier hashes");
@@ -309,6 +321,16 @@ public final class KfdSimulator {
 
     public static Verifier spawnVerifier(MemorySegment restore, MemorySegment update, MemorySegment ctx, int id,
                                          List<SizedQuery> queries) {
+        return spawnTask(restore, update, ctx, new int[]{id}, queries, null);
+    }
+
+    /**
+     * A forked restored task (no JVM in it) that restores {@code ids} in order, asks for each query's mapping and
+     * waits; once released it also writes the bytes of each moved mapping i to {@code saveDir/vma-<i>.bin} when
+     * {@code saveDir} is not null. Each call is a line of the trace, if one runs.
+     */
+    public static Verifier spawnTask(MemorySegment restore, MemorySegment update, MemorySegment ctx, int[] ids,
+                                     List<SizedQuery> queries, Path saveDir) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment q = a.allocate(32L * Math.max(1, queries.size()), 8);
             for (int i = 0; i < queries.size(); i++) {
@@ -317,10 +339,65 @@ public final class KfdSimulator {
                 q.set(ADDRESS, 32L * i + 16, a.allocateFrom(queries.get(i).path()));
                 q.set(JAVA_LONG, 32L * i + 24, queries.get(i).size());
             }
+            MemorySegment idSeg = a.allocateFrom(JAVA_INT, ids);
+            MemorySegment save = saveDir == null ? MemorySegment.NULL : a.allocateFrom(saveDir.toString());
             MemorySegment go = a.allocate(JAVA_INT);
             MemorySegment report = a.allocate(JAVA_INT);
-            int pid = callInt(() -> (int) SPAWN_VERIFIER.invokeExact(restore, update, ctx, id, q, queries.size(), go, report));
-            return new Verifier(check(pid, "spawn verifier"), go.get(JAVA_INT, 0), report.get(JAVA_INT, 0), queries.size());
+            int pid = check(callInt(() -> (int) SPAWN_TASK.invokeExact(restore, update, ctx, idSeg, ids.length, q,
+                    queries.size(), save, go, report)), "spawn a restored task");
+            int reportFd = report.get(JAVA_INT, 0);
+            MemorySegment results = a.allocate(JAVA_INT, Math.max(1, ids.length));
+            check(callInt(() -> (int) READ_REPORT.invokeExact(reportFd, results, 4 * ids.length)) == 4 * ids.length
+                    ? 0 : -1, "restored task's results");
+            MemorySegment rows = a.allocate(16L * Math.max(1, queries.size()), 8);
+            int rowBytes = 16 * queries.size();
+            check(callInt(() -> (int) READ_REPORT.invokeExact(reportFd, rows, rowBytes)) == rowBytes ? 0 : -1,
+                    "restored task's mapping answers");
+            List<VmaAnswer> answers = new ArrayList<>();
+            for (int i = 0; i < queries.size(); i++) {
+                answers.add(new VmaAnswer(rows.get(JAVA_INT, 16L * i), rows.get(JAVA_INT, 16L * i + 4),
+                        rows.get(JAVA_LONG, 16L * i + 8)));
+            }
+            return new Verifier(pid, go.get(JAVA_INT, 0), reportFd,
+                    results.asSlice(0, 4L * ids.length).toArray(JAVA_INT), List.copyOf(answers));
+        }
+    }
+
+    /** The mmap offset the next BO created or restored in this process (and tasks forked later) gets. */
+    public static void setNextOffset(long offset) {
+        call(() -> { SET_NEXT_OFFSET.invokeExact(offset); });
+    }
+
+    /**
+     * Starts a trace into {@code file}: every open of /dev/kfd or a render node, every KFD ioctl with its argument
+     * fields and every SDMA submission, in this process and in tasks forked later, one line each prefixed with who
+     * made it ({@code criu}: the calling thread, {@code criu-thread}: another thread of this process, {@code task}
+     * and {@code task-thread}: a forked task's main and other threads).
+     */
+    public static void traceStart(Path file) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment p = a.allocateFrom(file.toString());
+            check(callInt(() -> (int) TRACE_START.invokeExact(p)), "trace start");
+        }
+    }
+
+    public static void traceStop() {
+        call(() -> { TRACE_STOP.invokeExact(); });
+    }
+
+    /** The folder that stands for /dev/shm: named semaphores (kfdsim_sem_open) are files sem.NAME in it. */
+    public static void setShmDir(Path dir) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment p = a.allocateFrom(dir.toString());
+            call(() -> { SET_SHM_DIR.invokeExact(p); });
+        }
+    }
+
+    /** A line of the test's own in the trace (a hook call or its result). */
+    public static void traceMark(String text) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment p = a.allocateFrom(text);
+            call(() -> { TRACE_MARK.invokeExact(p); });
         }
     }
 

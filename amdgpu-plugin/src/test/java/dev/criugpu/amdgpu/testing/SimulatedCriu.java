@@ -98,6 +98,12 @@ public final class SimulatedCriu implements CriuServices {
                 queries);
     }
 
+    /** A forked restored task that restores {@code ids} in order; see {@link KfdSimulator#spawnTask}. */
+    public KfdSimulator.Verifier spawnTask(int[] ids, List<KfdSimulator.SizedQuery> queries, Path saveDir) {
+        return KfdSimulator.spawnTask(executor.restoreExtFile(), executor.updateVmaMap(), executor.context(), ids,
+                queries, saveDir);
+    }
+
     public boolean hasChildExecutor() {
         return executor != null;
     }

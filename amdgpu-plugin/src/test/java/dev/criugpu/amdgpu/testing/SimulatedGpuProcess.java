@@ -28,6 +28,9 @@ public final class SimulatedGpuProcess {
     public static final int USERPTR = kfd_ioctl_h.KFD_IOC_ALLOC_MEM_FLAGS_USERPTR();
     public static final int KFD_FILE = 5;
     public static final int RENDER_FILE = 6;
+    /** The process's queues and events: how many, and KFD's opaque blob describing them. */
+    public static final int OBJECTS = 5;
+    public static final byte[] PRIV_DATA = {1, 2, 3, 4, 5, 6, 7, 8};
     static final int DEVICE_A = 0x738c;
     static final int DEVICE_B = 0x7408;
 
@@ -72,15 +75,19 @@ public final class SimulatedGpuProcess {
 
     /** As {@link #create(List)}, for pid {@code pid}. */
     public static int create(int pid, List<Bo> bos) {
+        return create(pid, List.of(0x1001, 0x1002), bos);
+    }
+
+    /** As {@link #create(List)}, for pid {@code pid} on the GPUs {@code gpus} only (gpu ids never migrated). */
+    public static int create(int pid, List<Integer> gpus, List<Bo> bos) {
         int fd = KfdSimulator.createProcess(pid, KfdSimulator.gettid());
-        KfdSimulator.addGpu(fd, 0x1001, 0x1001);
-        KfdSimulator.addGpu(fd, 0x1002, 0x1002);
+        for (int gpu : gpus) KfdSimulator.addGpu(fd, gpu, gpu);
         for (int i = 0; i < bos.size(); i++) {
             Bo b = bos.get(i);
             KfdSimulator.addBo(fd, b.addr(), b.size(), b.gpu(), b.flags(), i);
             if (b.hasContents()) KfdSimulator.fillBo(fd, i, b.bytes());
         }
-        KfdSimulator.setObjects(fd, 5, new byte[]{1, 2, 3, 4, 5, 6, 7, 8});
+        KfdSimulator.setObjects(fd, OBJECTS, PRIV_DATA);
         return fd;
     }
 

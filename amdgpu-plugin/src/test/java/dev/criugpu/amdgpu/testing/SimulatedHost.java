@@ -26,8 +26,14 @@ public final class SimulatedHost {
     }
 
     public static AmdgpuHost create(Path topologyRoot, Path dir, Map<String, String> env) {
+        return create(topologyRoot, dir, env, dir.resolve("no-hsakmt-shm"));
+    }
+
+    /** With hsakmt's shared memory file at {@code hsakmtShm}; its folder stands for /dev/shm (semaphores too). */
+    public static AmdgpuHost create(Path topologyRoot, Path dir, Map<String, String> env, Path hsakmtShm) {
+        KfdSimulator.setShmDir(hsakmtShm.getParent());
         return new AmdgpuHost(KfdSimulator.syscalls(), topologyRoot,
                 new DeviceClassifier(OptionalLong.of(KFD_RDEV), OptionalLong.of(FIRST_RENDER_RDEV)),
-                dir.resolve("no-hsakmt-shm"), env, Optional.of(Fdstore.of(KfdSimulator.symbol("kfdsim_fdstore_add"))));
+                hsakmtShm, env, Optional.of(Fdstore.of(KfdSimulator.symbol("kfdsim_fdstore_add"))));
     }
 }
