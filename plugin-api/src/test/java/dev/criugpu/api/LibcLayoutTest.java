@@ -1,6 +1,7 @@
 package dev.criugpu.api;
 
 import dev.criugpu.api.bindings.signal_h;
+import dev.criugpu.api.sys.Syscalls;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -15,7 +16,10 @@ import java.util.concurrent.TimeUnit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Compiles a C probe against glibc's headers and compares the sizes and numbers the signal binding uses. */
+/**
+ * Compiles a C probe against glibc's headers and compares the sizes and numbers the signal binding and the syscall
+ * seam ({@link Syscalls}) use.
+ */
 class LibcLayoutTest {
     static final Map<String, Long> c = new HashMap<>();
 
@@ -27,6 +31,9 @@ class LibcLayoutTest {
                 #include <stdio.h>
                 #include <stddef.h>
                 #include <signal.h>
+                #include <fcntl.h>
+                #include <semaphore.h>
+                #include <sys/mman.h>
                 #define S(t) printf("sizeof %s %zu\\n", #t, sizeof(t))
                 #define O(t, f) printf("offsetof %s.%s %zu\\n", #t, #f, offsetof(t, f))
                 #define V(n) printf("value %s %ld\\n", #n, (long)(n))
@@ -34,6 +41,8 @@ class LibcLayoutTest {
                     S(sigset_t); S(struct sigaction); O(struct sigaction, sa_handler); O(struct sigaction, sa_mask);
                     O(struct sigaction, sa_flags); O(struct sigaction, sa_restorer);
                     V(SIGHUP); V(SIGINT); V(SIGQUIT); V(SIGKILL); V(SIGTERM); V(SIG_IGN);
+                    V(O_RDONLY); V(O_RDWR); V(O_CREAT); V(O_CLOEXEC); V(PROT_READ); V(PROT_WRITE); V(MAP_SHARED);
+                    V(SEM_FAILED);
                     return 0;
                 }
                 """);
@@ -66,5 +75,17 @@ class LibcLayoutTest {
         assertEquals(v("value SIGKILL"), signal_h.SIGKILL);
         assertEquals(v("value SIGTERM"), signal_h.SIGTERM);
         assertEquals(v("value SIG_IGN"), signal_h.SIG_IGN);
+    }
+
+    @Test
+    void syscallSeamNumbersMatch() {
+        assertEquals(v("value O_RDONLY"), Syscalls.O_RDONLY);
+        assertEquals(v("value O_RDWR"), Syscalls.O_RDWR);
+        assertEquals(v("value O_CREAT"), Syscalls.O_CREAT);
+        assertEquals(v("value O_CLOEXEC"), Syscalls.O_CLOEXEC);
+        assertEquals(v("value PROT_READ"), Syscalls.PROT_READ);
+        assertEquals(v("value PROT_WRITE"), Syscalls.PROT_WRITE);
+        assertEquals(v("value MAP_SHARED"), Syscalls.MAP_SHARED);
+        assertEquals(v("value SEM_FAILED"), 0, "openOrCreateSemaphore takes a NULL sem_t * for SEM_FAILED");
     }
 }

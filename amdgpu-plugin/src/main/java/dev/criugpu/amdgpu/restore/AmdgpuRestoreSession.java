@@ -26,6 +26,7 @@ import java.util.Optional;
 /**
  * The restore side of one criu restore, in criu's main process. Before criu forks (init): the plan from the
  * images and the local topology (a GPU that cannot be matched refuses the restore here, with nothing forked),
+ * hsakmt's files in /dev/shm where the images recorded them and they are gone ({@link HsakmtFiles}),
  * a refill channel per KFD image in criu's fdstore, the plan handed to the shim's executor, and the refill poller
  * and one refill worker per local GPU started, so that no thread of ours is created while criu forks tasks with
  * exact pids (DESIGN rule 3). RESUME_DEVICES_LATE(pid) waits for every refill, then resumes the task's queues; a
@@ -58,6 +59,7 @@ public final class AmdgpuRestoreSession implements AutoCloseable {
         RefillSession refill = null;
         try {
             plan = RestorePlan.build(new AmdgpuImages(imagesDir), local, host.env(), log::error, channels::fdstoreIdFor);
+            HsakmtFiles.recreate(host.sys(), host.hsakmtShm(), plan.kfds().values());
             BoRefiller refiller = new BoRefiller(host.sys(), imagesDir, MaxBufferSize.fromEnvironment(host.env()),
                     plan.localGpus());
             refill = new RefillSession(plan, refiller, channels);

@@ -18,8 +18,9 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * The syscall seam: the few libc entry points the plugins use on device files (open, close, ioctl, mmap,
- * munmap, fstat). In production they are libc's; tests bind the same signatures from a simulator library (the
- * simulated KFD's {@code libkfdsim.so}, names prefixed {@code kfdsim_}). errno is captured right after each call.
+ * munmap, fstat) and for named semaphores (sem_open, sem_close: hsakmt's). In production they are libc's; tests bind
+ * the same signatures from a simulator library (the simulated KFD's {@code libkfdsim.so}, names prefixed
+ * {@code kfdsim_}). errno is captured right after each call.
  */
 public final class Syscalls {
     private static final Linker LINKER = Linker.nativeLinker();
@@ -29,6 +30,7 @@ public final class Syscalls {
 
     public static final int O_RDONLY = 0;
     public static final int O_RDWR = 2;
+    public static final int O_CREAT = 0x40;
     public static final int O_CLOEXEC = 0x80000;
     public static final int PROT_READ = 1;
     public static final int PROT_WRITE = 2;
@@ -41,6 +43,8 @@ public final class Syscalls {
     private final MethodHandle mmap;
     private final MethodHandle munmap;
     private final MethodHandle fstat;
+    private final MethodHandle semOpen;
+    private final MethodHandle semClose;
 
     private Syscalls(String origin, SymbolLookup lookup, String prefix) {
         this.origin = origin;
@@ -53,6 +57,9 @@ public final class Syscalls {
                 JAVA_INT, JAVA_LONG));
         munmap = bind(lookup, prefix + "munmap", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
         fstat = bind(lookup, prefix + "fstat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+        semOpen = bind(lookup, prefix + "sem_open", FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT),
+                Linker.Option.firstVariadicArg(2));
+        semClose = bind(lookup, prefix + "sem_close", FunctionDescriptor.of(JAVA_INT, ADDRESS));
     }
 
     private static MethodHandle bind(SymbolLookup lookup, String name, FunctionDescriptor d, Linker.Option... extra) {
@@ -163,6 +170,23 @@ public final class Syscalls {
             throw e;
         } catch (Throwable t) {
             throw new IllegalStateException("fstat", t);
+        }
+    }
+
+    /**
+     * Opens the named semaphore {@code name} (glibc: {@code /dev/shm/sem.<name>}), creating it with {@code mode}
+     * (less the umask) and {@code value} if it does not exist, and closes it again.
+     */
+    public void openOrCreateSemaphore(String name, int mode, int value) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(CALL_STATE);
+            MemorySegment sem = (MemorySegment) semOpen.invokeExact(state, a.allocateFrom(name), O_CREAT, mode, value);
+            if (sem.address() == 0L) throw failure("sem_open " + name, errno(state)); // SEM_FAILED is NULL in glibc
+            if ((int) semClose.invokeExact(state, sem) < 0) throw failure("sem_close " + name, errno(state));
+        } catch (SyscallException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("sem_open " + name, t);
         }
     }
 

@@ -9,10 +9,11 @@ import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-/** The production seam binds libc correctly (variadic open/ioctl, errno capture). */
+/** The production seam binds libc correctly (variadic open/ioctl/sem_open, errno capture). */
 class LibcSyscallsTest {
     private final Syscalls libc = Syscalls.libc();
 
@@ -55,5 +56,22 @@ class LibcSyscallsTest {
             libc.close(fd);
         }
         assertEquals(99, Files.readAllBytes(f)[0]);
+    }
+
+    @Test
+    void semaphoreIsCreatedOnceAndOpenedAfterwards() throws Exception {
+        String name = "criu-java-gpu-test-" + ProcessHandle.current().pid();
+        Path file = Path.of("/dev/shm/sem." + name);
+        try {
+            libc.openOrCreateSemaphore(name, 0600, 1);
+            byte[] created = Files.readAllBytes(file);
+            assertEquals(1, created[0], "glibc keeps the value in the first bytes of the semaphore's file");
+            libc.openOrCreateSemaphore(name, 0600, 7);
+            assertArrayEquals(created, Files.readAllBytes(file), "an existing semaphore is only opened");
+        } finally {
+            Files.deleteIfExists(file);
+        }
+        SyscallException e = assertThrows(SyscallException.class, () -> libc.openOrCreateSemaphore("no/such", 0600, 1));
+        assertEquals("sem_open no/such failed: EINVAL (errno 22)", e.getMessage());
     }
 }

@@ -1,0 +1,72 @@
+package dev.criugpu.amdgpu.restore;
+
+import dev.criugpu.amdgpu.images.proto.CriuKfd;
+import dev.criugpu.api.CriuException;
+import dev.criugpu.api.Errno;
+import dev.criugpu.api.sys.SyscallException;
+import dev.criugpu.api.sys.Syscalls;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Collection;
+import java.util.Set;
+
+/**
+ * libhsakmt's files in /dev/shm, which a ROCm process maps: its shared memory file (size and 4-byte magic are in the
+ * KFD image) and its named semaphore {@code hsakmt_semaphore}. criu reopens both by path for the restored task's
+ * mappings, so a restore where they are gone (another host, a reboot) needs them first. As upstream (facts §4.2 step
+ * 12): when an image recorded the shared memory file and it is missing, it is created with that size and magic,
+ * mode 0666 (less the umask; created new in one open, never through a symlink planted there); then the semaphore is
+ * opened, created with value 1 if missing. Upstream does this in the restored task
+ * after RESTORE; we do it in criu's main process before criu forks (so a failure refuses the restore with nothing
+ * forked), which is the same /dev/shm unless a task is restored into a mount namespace of its own, where criu brings
+ * back the namespace's /dev/shm with its files.
+ */
+final class HsakmtFiles {
+    static final String SEMAPHORE = "hsakmt_semaphore";
+    private static final Logger log = LoggerFactory.getLogger(HsakmtFiles.class);
+
+    private HsakmtFiles() {
+    }
+
+    /** Creates what is missing for the KFD images {@code kfds}; {@code shm} is hsakmt's shared memory file. */
+    static void recreate(Syscalls sys, Path shm, Collection<CriuKfd> kfds) {
+        CriuKfd recorded = kfds.stream().filter(k -> k.getSharedMemSize() != 0).findFirst().orElse(null);
+        if (recorded == null) return;
+        if (!Files.exists(shm, LinkOption.NOFOLLOW_LINKS)) create(shm, recorded.getSharedMemSize(), recorded.getSharedMemMagic());
+        try {
+            sys.openOrCreateSemaphore(SEMAPHORE, 0666, 1);
+        } catch (SyscallException e) {
+            throw new CriuException(Errno.EACCES, "cannot create hsakmt's semaphore " + SEMAPHORE + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static void create(Path shm, long size, int magic) {
+        try {
+            try (FileChannel f = FileChannel.open(shm, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-rw-rw-")))) {
+                // as upstream's ftruncate(size) then write(magic): zeros of the recorded size, the magic first
+                if (size > 4) f.write(ByteBuffer.allocate(1), size - 1);
+                f.write(ByteBuffer.allocate(4).order(ByteOrder.nativeOrder()).putInt(magic).flip(), 0);
+                f.truncate(size);
+            }
+            log.info("{} was missing: created it ({} bytes, magic 0x{}) as the image recorded it", shm, size,
+                    Integer.toHexString(magic));
+        } catch (FileAlreadyExistsException e) {
+            // created meanwhile by someone else: theirs is as good
+        } catch (IOException e) {
+            throw new CriuException(Errno.EIO, "cannot create " + shm + " (" + size + " bytes, as the image recorded it): "
+                    + e.getMessage(), e);
+        }
+    }
+}
