@@ -19,3 +19,8 @@ fi
 $CC $CFLAGS -fPIC -shared -pthread -I"$here/include" -o "$out/libkfdsim.so" "$here/kfd_sim.c" "$here/drm_sim.c" "$here/restored_task.c"
 $CC $CFLAGS -I"$native/plan" -o "$out/plan_layout_probe" "$here/plan_layout_probe.c"
 $CC $CFLAGS -o "$out/socket_layout_probe" "$here/socket_layout_probe.c"
+# Stands in for criu around upstream's own amdgpu plugin (UpstreamCompatibilityTest); the plugin itself is built at
+# test time from Debian's criu source package, never here.
+$CC $CFLAGS -rdynamic -pthread -I"$here/include" -o "$out/upstream-host" "$here/upstream_host.c" \
+	"$here/kfd_sim.c" "$here/drm_sim.c" "$here/restored_task.c" -ldl \
+	-Wl,--defsym=sem_open=kfdsim_sem_open -Wl,--defsym=sem_close=kfdsim_sem_close
