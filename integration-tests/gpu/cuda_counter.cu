@@ -3,12 +3,34 @@
 // restored process shows its counter continuing (N+1, never 1). SIGUSR1 asks for a full check of the pattern on
 // the GPU ("verify counter=N bad=M"); SIGTERM checks, prints "exit counter=N bad=M" and exits 0 only if M == 0.
 //
-// usage: cuda_counter [--mib N] [--children K] [--tick-ms T] [--busy-ms B]
+// usage: cuda_counter [--mib N] [--children K] [--tick-ms T] [--busy-ms B] [--late-child 1]
 //   --children K  fork K children before touching CUDA; every process (parent too) runs its own counter and
 //                 memory; the parent forwards SIGUSR1/SIGTERM to the children and reaps them
 //   --busy-ms B   every tick's kernel spins B ms on the GPU before advancing the counter (prints "busy N" after
 //                 launching it), to hold a process inside a long kernel
+//   --late-child 1  fork a child (tag lc1) AFTER the parent initialised CUDA, as PyTorch's DataLoader does: it holds
+//                 the parent's /dev/nvidia* descriptors and mappings and never calls CUDA, until SIGUSR1 (forwarded
+//                 by the parent) makes it try once and print "cuda after fork: <error name>"
 #include "gpu_common.cuh"
+
+static int late_child = 0;
+
+// The child forked after CUDA is initialised: it waits, and on SIGUSR1 tries one CUDA call (CUDA refuses to work in
+// a child of an initialised process; the point is that it answers with an error instead of crashing).
+static int run_late_child(void)
+{
+    say("waiting");
+    while (!want_exit) {
+        pause();
+        if (want_verify) {
+            want_verify = 0;
+            void *p = NULL;
+            cudaError_t err = cudaMalloc(&p, 1);
+            say("cuda after fork: %s", cudaGetErrorName(err));
+        }
+    }
+    return 0;
+}
 
 static int run_worker(uint64_t mib, long tick_ms, long busy_ms)
 {
@@ -28,6 +50,13 @@ static int run_worker(uint64_t mib, long tick_ms, long busy_ms)
     say("ready mib=%llu bad=%llu", (unsigned long long)mib, bad);
     if (bad)
         return 1;
+    if (late_child) {
+        int forked = fork_child("lc", 1);
+        if (forked < 0)
+            return 3;
+        if (forked == 0)
+            exit(run_late_child());
+    }
 
     struct timespec pause = {tick_ms / 1000, (tick_ms % 1000) * 1000000L};
     while (!want_exit) {
@@ -64,6 +93,8 @@ int main(int argc, char **argv)
             tick_ms = atol(v);
         else if (!strcmp(a, "--busy-ms"))
             busy_ms = atol(v);
+        else if (!strcmp(a, "--late-child"))
+            late_child = atoi(v);
         else {
             fprintf(stderr, "cuda_counter: unknown option %s\n", a);
             return 2;

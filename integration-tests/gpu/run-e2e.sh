@@ -7,7 +7,8 @@
 # usage (repo root, on the GPU host): bash integration-tests/gpu/run-e2e.sh BUNDLE_DIR OUT_DIR
 # Env:  E2E_CASES="counter torch tree leave-running fail-script fail-full lock-timeout cpu-process twin
 #       interop-upstream interop-to-upstream interop-legacy killed-after-pause killed-during-checkpoint
-#       killed-during-pagedump killed-after-exit sigint sigterm late-restore-failure"
+#       killed-during-pagedump killed-after-exit sigint sigterm late-restore-failure dataloader-persistent
+#       dataloader-4 late-child"
 #       (a subset, in that order), COUNTER_MIB (default 256), BIG_MIB (the killed/interrupted cases' process,
 #       default 16384), and the log patterns E2E_CPU_CUDA_PATTERN,
 #       E2E_CHECKPOINTED_PATTERN, E2E_LOCK_FAILED_PATTERN (see cases.sh).
@@ -16,8 +17,9 @@ source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"   # sets GPU_DIR
 start_host_script "$@"
 source "$GPU_DIR/cases.sh"
 source "$GPU_DIR/cases_lifecycle.sh"
+source "$GPU_DIR/cases_inherited.sh"
 T_START=$(now_s)
-CASES="${E2E_CASES:-counter torch tree leave-running fail-script fail-full lock-timeout cpu-process twin interop-upstream interop-to-upstream interop-legacy killed-after-pause killed-during-checkpoint killed-during-pagedump killed-after-exit sigint sigterm late-restore-failure}"
+CASES="${E2E_CASES:-counter torch tree leave-running fail-script fail-full lock-timeout cpu-process twin interop-upstream interop-to-upstream interop-legacy killed-after-pause killed-during-checkpoint killed-during-pagedump killed-after-exit sigint sigterm late-restore-failure dataloader-persistent dataloader-4 late-child}"
 
 finish() {
     note "TIME total $(elapsed "$T_START")s"
@@ -58,6 +60,9 @@ for c in $CASES; do
         sigint) case_criu_interrupted criu-sigint INT ;;
         sigterm) case_criu_interrupted criu-sigterm TERM ;;
         late-restore-failure) case_late_restore_failure late-restore-failure ;;
+        dataloader-persistent) case_torch_workers torch-dataloader-2-persistent --workers 2 --persistent ;;
+        dataloader-4) case_torch_workers torch-dataloader-4 --workers 4 ;;
+        late-child) case_late_child cuda-late-child ;;
         *) fail "$c" "unknown case (E2E_CASES)" ;;
     esac
 done

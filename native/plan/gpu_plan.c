@@ -320,6 +320,14 @@ int gpu_plan_update_vma_map(void *ctx, const char *path, uint64_t addr, uint64_t
 			claimed = &plan->paths[i];
 	if (!claimed)
 		return -ENOTSUP;
+	if (claimed->substitute) {
+		int fd = c->seam->open(claimed->substitute, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		*new_offset = 0;
+		*plugin_fd = fd;
+		return 1;
+	}
 	if (st.plan != plan)
 		return 0; /* nothing restored in this task */
 	for (uint32_t i = 0; i < plan->num_vmas; i++) {

@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#define GPU_PLAN_VERSION 4
+#define GPU_PLAN_VERSION 5
 /* fds per sendmsg of a SEND_FDS step (each message carries one payload byte) */
 #define GPU_PLAN_FDS_PER_MSG 64
 /* a u32 fd field holding this was not filled in by the ioctl */
@@ -76,6 +76,9 @@ struct gpu_plan_path {
 	const char *pattern;
 	uint32_t prefix; /* 1: pattern is a prefix; 0: the whole path */
 	uint32_t reopen; /* 1: criu reopens the path itself (plugin_fd -1) */
+	/* not NULL: every mapping of the path is mapped through a fresh open of this file (offset 0) in any task,
+	 * with no program needed: a stand-in that keeps the address range reserved */
+	const char *substitute;
 };
 
 struct gpu_plan {

@@ -31,6 +31,7 @@ int main(void)
 	F(gpu_plan_path, pattern);
 	F(gpu_plan_path, prefix);
 	F(gpu_plan_path, reopen);
+	F(gpu_plan_path, substitute);
 
 	S(gpu_plan);
 	F(gpu_plan, version);

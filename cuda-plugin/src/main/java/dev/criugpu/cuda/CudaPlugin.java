@@ -3,11 +3,13 @@ package dev.criugpu.cuda;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.CriuPlugin;
 import dev.criugpu.api.CriuServices;
+import dev.criugpu.api.DeviceFile;
 import dev.criugpu.api.Diagnosis;
 import dev.criugpu.api.Errno;
 import dev.criugpu.api.Hook;
 import dev.criugpu.api.InventoryClaim;
 import dev.criugpu.api.Stage;
+import dev.criugpu.api.plan.ChildPlan;
 import dev.criugpu.cuda.backend.BackendSelection;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.DriverBackend;
@@ -19,6 +21,8 @@ import dev.criugpu.cuda.gpu.NvidiaGpus;
 import dev.criugpu.cuda.agent.AgentClient;
 import dev.criugpu.cuda.agent.WatchdogLink;
 import dev.criugpu.cuda.image.CudaTaskImages;
+import dev.criugpu.cuda.inherited.InheritedDevices;
+import dev.criugpu.cuda.inherited.InheritedPlan;
 import dev.criugpu.cuda.ptrace.RestoreThreads;
 import dev.criugpu.inventory.ImageException;
 import dev.criugpu.inventory.TreeTasks;
@@ -42,6 +46,8 @@ public final class CudaPlugin implements CriuPlugin {
 
     private DumpSession dump;
     private RestoreSession restore;
+    private InheritedDevices inherited;
+    private ChildPlan childPlan;
     private CriuCommandLine commandLine;
 
     @Override
@@ -51,7 +57,8 @@ public final class CudaPlugin implements CriuPlugin {
 
     @Override
     public Set<Hook> hooks() {
-        return EnumSet.of(Hook.RESUME_DEVICES_LATE, Hook.PAUSE_DEVICES, Hook.CHECKPOINT_DEVICES);
+        return EnumSet.of(Hook.RESUME_DEVICES_LATE, Hook.PAUSE_DEVICES, Hook.CHECKPOINT_DEVICES,
+                Hook.HANDLE_DEVICE_VMA, Hook.DUMP_EXT_FILE, Hook.RESTORE_EXT_FILE, Hook.UPDATE_VMA_MAP);
     }
 
     static Path cfgFile(Path pluginDir) {
@@ -97,6 +104,7 @@ public final class CudaPlugin implements CriuPlugin {
         }
         int timeoutMs = commandLine.timeoutOrDefault() * 1000;
         DumpSession.removeStaleFiles(services);
+        inherited = services.imageDir().map(InheritedDevices::new).orElse(null);
         dump = new DumpSession(services, backend == null ? agentDeps(services, config, timeoutMs) : inCriuDeps(backend),
                 timeoutMs, presentGpus(Set.of()), config.parallel());
         return 0;
@@ -141,6 +149,17 @@ public final class CudaPlugin implements CriuPlugin {
     private int initRestore(CriuServices services, PluginConfig config, CudaBackend backend) {
         Path dir = services.imageDir().orElseThrow(() -> new CriuException(Errno.EINVAL, "criu gave no images directory"));
         try {
+            InheritedDevices.read(dir).ifPresent(entry -> {
+                childPlan = new ChildPlan("cuda");
+                InheritedPlan.addTo(childPlan, entry);
+                if (!services.setChildExecutor(childPlan)) {
+                    throw new CriuException(Errno.ENOTSUP, dir.resolve(InheritedDevices.IMAGE) + ": the restored tasks "
+                            + "hold NVIDIA device files inherited without CUDA state, and this shim cannot run their "
+                            + "stand-ins in criu's children (mismatched build)");
+                }
+                log.info("{} inherited /dev/nvidia* file(s){} get stand-ins", entry.getFilesCount(),
+                        entry.getMappings() ? " and mappings" : "");
+            });
             var records = CudaTaskImages.readAll(dir);
             // LISTED or LEGACY (NOT_LISTED disabled the plugin before): tasks without a record of ours may hold CUDA
             // state all the same, as every task of an image dumped by upstream's plugin does
@@ -187,8 +206,27 @@ public final class CudaPlugin implements CriuPlugin {
     public void exit(Stage stage, int ret) {
         if (dump != null) dump.exit(ret, commandLine.treeSurvivesDump());
         if (restore != null) restore.exit();
+        if (childPlan != null) childPlan.close();
         dump = null;
         restore = null;
+        inherited = null;
+        childPlan = null;
+    }
+
+    @Override
+    public int handleDeviceVma(int fd, DeviceFile stat) {
+        return inherited == null ? Errno.NOT_SUPPORTED : claimed(inherited.handleDeviceVma(fd, stat));
+    }
+
+    @Override
+    public int dumpExtFile(int fd, int id) {
+        return inherited == null ? Errno.NOT_SUPPORTED : claimed(inherited.dumpExtFile(fd, id));
+    }
+
+    /** What the dump recorded of inherited files needs this plugin at restore: the inventory says so. */
+    private int claimed(int rc) {
+        if (rc == 0 && dump != null) dump.recordsState();
+        return rc;
     }
 
     @Override

@@ -82,6 +82,7 @@ final class DumpSession {
         services.imageDir().ifPresent(dir -> {
             List<Path> stale = new ArrayList<>(CudaTaskImages.files(dir));
             stale.add(watchdogLog(dir));
+            stale.add(dir.resolve(dev.criugpu.cuda.inherited.InheritedDevices.IMAGE));
             for (Path f : stale) {
                 try {
                     Files.deleteIfExists(f);
@@ -149,14 +150,18 @@ final class DumpSession {
         } else {
             log.info("pid {} was already {} before the dump; it is left so afterwards", pid, state.word());
         }
-        if (!inventoryAdded) {
-            if (!services.addInventoryPlugin()) {
-                log.warn("this criu cannot record {} in inventory.img; a restore will not know it needs this plugin",
-                        CudaPlugin.NAME);
-            }
-            inventoryAdded = true;
-        }
+        recordsState();
         return 0;
+    }
+
+    /** The first time the dump saves state of this plugin's: inventory.img lists it, so a restore needs it. */
+    void recordsState() {
+        if (inventoryAdded) return;
+        if (!services.addInventoryPlugin()) {
+            log.warn("this criu cannot record {} in inventory.img; a restore will not know it needs this plugin",
+                    CudaPlugin.NAME);
+        }
+        inventoryAdded = true;
     }
 
     /** Before a task's CUDA state changes: the watchdog answers for it from now on. */

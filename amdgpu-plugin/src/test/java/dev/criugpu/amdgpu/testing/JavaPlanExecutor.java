@@ -191,6 +191,16 @@ public final class JavaPlanExecutor {
             if (gpu_plan_path.prefix(c) != 0 ? p.startsWith(pattern) : p.equals(pattern)) claimed = c;
         }
         if (claimed == null) return -ENOTSUP;
+        if (!gpu_plan_path.substitute(claimed).equals(MemorySegment.NULL)) {
+            String substitute = gpu_plan_path.substitute(claimed).reinterpret(4096).getString(0);
+            try {
+                out[0] = 0;
+                out[1] = sys.open(substitute, Syscalls.O_RDWR | Syscalls.O_CLOEXEC);
+                return 1;
+            } catch (SyscallException e) {
+                return -e.errno();
+            }
+        }
         MemorySegment rows = gpu_plan.vmas(plan).reinterpret(gpu_plan_vma.sizeof() * gpu_plan.num_vmas(plan));
         for (int i = 0; i < enabled.length; i++) {
             MemorySegment r = gpu_plan_vma.asSlice(rows, i);

@@ -16,7 +16,8 @@ public final class gpu_plan_path {
     private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
             ADDRESS.withName("pattern"),
             JAVA_INT.withName("prefix"),
-            JAVA_INT.withName("reopen")
+            JAVA_INT.withName("reopen"),
+            ADDRESS.withName("substitute")
     ).withName("gpu_plan_path");
 
     private gpu_plan_path() {
@@ -65,4 +66,12 @@ public final class gpu_plan_path {
     public static int reopen(MemorySegment struct) { return struct.get(JAVA_INT, reopen$OFFSET); }
 
     public static void reopen(MemorySegment struct, int value) { struct.set(JAVA_INT, reopen$OFFSET, value); }
+
+    private static final long substitute$OFFSET = 16;
+
+    public static long substitute$offset() { return substitute$OFFSET; }
+
+    public static MemorySegment substitute(MemorySegment struct) { return struct.get(ADDRESS, substitute$OFFSET); }
+
+    public static void substitute(MemorySegment struct, MemorySegment value) { struct.set(ADDRESS, substitute$OFFSET, value); }
 }

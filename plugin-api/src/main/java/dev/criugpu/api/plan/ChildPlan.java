@@ -25,7 +25,7 @@ public final class ChildPlan implements AutoCloseable {
     private record Mapping(long addr, long oldOffset, MemorySegment newOffset, int slot) {
     }
 
-    private record PathClaim(String pattern, boolean prefix, boolean reopen) {
+    private record PathClaim(String pattern, boolean prefix, boolean reopen, String substitute) {
     }
 
     private final Arena arena = Arena.ofShared();
@@ -82,7 +82,17 @@ public final class ChildPlan implements AutoCloseable {
      */
     public void claimPath(String pattern, boolean prefix, boolean reopen) {
         checkOpen();
-        paths.add(new PathClaim(pattern, prefix, reopen));
+        paths.add(new PathClaim(pattern, prefix, reopen, null));
+    }
+
+    /**
+     * Every mapping of a path equal to {@code pattern} (or starting with it, for a {@code prefix}) is mapped, in any
+     * restored task, through a fresh open of {@code substitute} at offset 0: the address range stays taken by an
+     * inert stand-in (e.g. {@code /dev/zero}) instead of the device.
+     */
+    public void substitutePath(String pattern, boolean prefix, String substitute) {
+        checkOpen();
+        paths.add(new PathClaim(pattern, prefix, false, substitute));
     }
 
     /** The plan ({@code struct gpu_plan}); nothing can be added after the first call. */
@@ -145,6 +155,8 @@ public final class ChildPlan implements AutoCloseable {
             gpu_plan_path.pattern(c, arena.allocateFrom(paths.get(i).pattern()));
             gpu_plan_path.prefix(c, paths.get(i).prefix() ? 1 : 0);
             gpu_plan_path.reopen(c, paths.get(i).reopen() ? 1 : 0);
+            String sub = paths.get(i).substitute();
+            gpu_plan_path.substitute(c, sub == null ? MemorySegment.NULL : arena.allocateFrom(sub));
         }
         gpu_plan.num_paths(plan, paths.size());
         gpu_plan.paths(plan, claims);

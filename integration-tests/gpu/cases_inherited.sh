@@ -1,0 +1,80 @@
+# Tasks that inherited /dev/nvidia* descriptors and mappings through fork() without CUDA state of their own
+# (issue 17): PyTorch DataLoader workers, and a C child that tries CUDA after the restore. Source after lib.sh,
+# cases.sh and init_results. One PASS/FAIL line per case.
+
+# case_torch_workers NAME ARGS...: the training loop with a fork()ed DataLoader (ARGS: --workers W [--persistent]),
+# dumped mid-run and restored: it finishes with the losses of an uninterrupted run with the same ARGS, and its
+# workers were dumped and restored with it
+case_torch_workers() {
+    local name="$1" img="$IMG_ROOT/$1" log="$LOGS/$1.program.log" ref="$LOGS/$1.reference.log" at_dump workers
+    shift
+    local -a args=(--steps 40 --pace-ms 50 --epoch-steps 7 "$@")
+    TREE_PIDS=()
+    if ! timeout -k 5 240 python3 "$GPU_DIR/torch_train.py" "${args[@]}" >"$ref" 2>&1 || ! grep -q "^done steps=40$" "$ref"; then
+        fail "$name" "the uninterrupted reference run failed: $(tail -n2 "$ref")"; return
+    fi
+    start_detached "$log" env PYTHONUNBUFFERED=1 python3 "$GPU_DIR/torch_train.py" "${args[@]}"
+    ROOT=$STARTED_PID
+    if ! wait_for "$log" '^step 15 ' 180; then
+        fail "$name" "training never reached step 15"; kill_all "$ROOT"; return
+    fi
+    workers=$(( $(tree_pids "$ROOT" | wc -l) - 1 ))
+    if ((workers < 1)); then
+        fail "$name" "no DataLoader worker under pid $ROOT at the dump"; kill_all "$ROOT"; return
+    fi
+    if ! checkpoint_tree plugin "$name" "$ROOT" "$img"; then
+        fail "$name" "$CKPT_WHY"; kill_all "${TREE_PIDS[@]}"; return
+    fi
+    reap_dumped "$ROOT"
+    at_dump=$(count_lines "$log" '^step ')
+    if ! restore_tree plugin "$name" "$img"; then
+        fail "$name" "$CKPT_WHY"; kill_all "${TREE_PIDS[@]}"; return
+    fi
+    if ! wait_for "$log" '^done steps=40$' 180; then
+        fail "$name" "restored training did not finish: $(tail -n2 "$log")"; kill_all "${TREE_PIDS[@]}"; return
+    fi
+    if ((at_dump >= 40)); then
+        fail "$name" "all steps ran before the dump: nothing was checked"; return
+    fi
+    if ! diff <(grep '^step ' "$ref") <(grep '^step ' "$log") >"$LOGS/$name.diff"; then
+        fail "$name" "losses differ from the uninterrupted run (see $name.diff)"; return
+    fi
+    wait_gone 30 "${TREE_PIDS[@]}" || true
+    rm -rf "$img"
+    pass "$name"
+    note "TIME $name workers-at-dump=$workers steps-before-dump=$at_dump dump=$T_DUMP restore=$T_RESTORE $(grep -o '[0-9]* inherited /dev/nvidia[^)]*' "$LOGS/$name.restore.log" | head -n1)"
+}
+
+# case_late_child NAME: a CUDA process forks a child after initialising CUDA; both are dumped and restored; the
+# parent's counter continues and its memory verifies, and the child, asked to call CUDA after the restore, answers
+# with CUDA's error instead of crashing
+case_late_child() {
+    local name="$1" img="$IMG_ROOT/$1" child answer
+    TREE_PIDS=()
+    if ! start_counter "$name" 0 --tick-ms 20 --late-child 1; then
+        fail "$name" "$CKPT_WHY"; kill_all "$ROOT"; return
+    fi
+    wait_for "$PLOG" '^\[lc1 [0-9]+\] waiting$' 30 || { fail "$name" "the late child never started"; kill_all "$ROOT"; return; }
+    child=$(sed -n 's/^\[lc1 \([0-9]*\)\] waiting$/\1/p' "$PLOG" | head -n1)
+    if ! checkpoint_tree plugin "$name" "$ROOT" "$img"; then
+        fail "$name" "$CKPT_WHY"; kill_all "${TREE_PIDS[@]}"; return
+    fi
+    reap_dumped "$ROOT"
+    if ! restore_tree plugin "$name" "$img"; then
+        fail "$name" "$CKPT_WHY"; kill_all "${TREE_PIDS[@]}"; return
+    fi
+    TREE_PIDS=("$ROOT")   # the child has no CUDA state: keeps_working asks the driver about the parent only
+    if ! keeps_working "$name"; then
+        fail "$name" "$CKPT_WHY"; kill_all "$ROOT" "$child"; return
+    fi
+    answer=$(grep -E "^\[lc1 $child\] cuda after fork: " "$PLOG" | tail -n1)
+    if [[ -z "$answer" ]] || ! pid_alive "$child"; then
+        fail "$name" "the forked child did not answer its CUDA call after the restore (alive: $(pid_alive "$child" && echo yes || echo no))"
+        kill_all "$ROOT" "$child"; return
+    fi
+    stop_counter "$PLOG" "$ROOT" p || { fail "$name" "no clean exit after restore"; kill_all "$ROOT" "$child"; return; }
+    wait_gone 30 "$ROOT" "$child" || true
+    rm -rf "$img"
+    pass "$name"
+    note "TIME $name ${answer#*] } (restore log: $(grep -o '[0-9]* inherited /dev/nvidia[^)]*' "$LOGS/$name.restore.log" | head -n1))"
+}
