@@ -57,7 +57,9 @@ wait_for() {
     local file="$1" re="$2" timeout="$3" count="${4:-1}" deadline
     deadline=$(($(date +%s%N) + timeout * 1000000000))
     while (($(date +%s%N) < deadline)); do
-        (($(grep -cE -- "$re" "$file" 2>/dev/null || true) >= count)) && return 0
+        local n
+        n=$(grep -cE -- "$re" "$file" 2>/dev/null)   # nothing while the file does not exist yet
+        ((${n:-0} >= count)) && return 0
         sleep 0.05
     done
     return 1

@@ -9,7 +9,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
@@ -31,9 +30,10 @@ public final class FloodPlugin implements CriuPlugin {
         return "cuda_plugin";
     }
 
+    /** The real CUDA plugin's hooks: the shim it stands in for registers exactly those. */
     @Override
     public Set<Hook> hooks() {
-        return EnumSet.of(Hook.RESUME_DEVICES_LATE, Hook.PAUSE_DEVICES, Hook.CHECKPOINT_DEVICES);
+        return new dev.criugpu.cuda.CudaPlugin().hooks();
     }
 
     @Override
