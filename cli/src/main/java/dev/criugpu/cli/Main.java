@@ -17,6 +17,7 @@ public final class Main {
               version            print the version of criu-java-gpu
               doctor             tell, per plugin, whether it would be enabled on this host and why
               inspect DIR [--json]  describe a checkpoint directory
+              check PID          what would stop criu dump of a running process tree (read from /proc)
               cuda ARGS          the cuda-checkpoint twin (criu-gpu cuda --help)
             """;
 
@@ -33,6 +34,7 @@ public final class Main {
             }
             case "doctor" -> Doctor.run(rest, out);
             case "inspect" -> Commands.inspect(rest, out, err);
+            case "check" -> dev.criugpu.cli.check.CheckCommand.run(rest, out, err);
             case "cuda" -> Commands.cuda(rest, out, err);
             default -> {
                 err.println("criu-gpu: unknown command '" + args[0] + "'");

@@ -1,0 +1,310 @@
+package dev.criugpu.cli.check;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.TreeMap;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * What {@code criu-gpu check} reads: /proc (or a tree laid out like it, for tests), nothing else. Every read tolerates a
+ * task that exits meanwhile.
+ */
+public class ProcFs {
+    private final Path root;
+
+    public ProcFs(Path root) {
+        this.root = root;
+    }
+
+    public static ProcFs live() {
+        return new ProcFs(Path.of("/proc"));
+    }
+
+    Path root() {
+        return root;
+    }
+
+    /** One mapping of /proc/PID/maps. {@code path} is empty for anonymous memory. */
+    public record Mapping(long start, long end, String perms, long offset, String dev, long inode, String path) {
+        /** Parses one maps line: {@code 7f00-7f10 rw-s 00000000 00:05 1024 /dev/nvidiactl}. */
+        public static Optional<Mapping> parse(String line) {
+            String[] f = line.trim().split("\\s+", 6);
+            if (f.length < 5) return Optional.empty();
+            int dash = f[0].indexOf('-');
+            if (dash < 0) return Optional.empty();
+            try {
+                return Optional.of(new Mapping(Long.parseUnsignedLong(f[0].substring(0, dash), 16),
+                        Long.parseUnsignedLong(f[0].substring(dash + 1), 16), f[1], Long.parseUnsignedLong(f[2], 16),
+                        f[3], Long.parseLong(f[4]), f.length > 5 ? f[5] : ""));
+            } catch (NumberFormatException e) {
+                return Optional.empty();
+            }
+        }
+
+        boolean shared() {
+            return perms.length() > 3 && perms.charAt(3) == 's';
+        }
+
+        /** The name of the entry in /proc/PID/map_files. */
+        String mapFilesName() {
+            return Long.toHexString(start) + "-" + Long.toHexString(end);
+        }
+    }
+
+    /**
+     * What stat(2) says of a file an fd or a mapping names. {@code allocated} is st_blocks × 512, what criu 4.2
+     * compares with its ghost limit; {@code dev} is "major:minor" in hex as /proc/PID/maps writes it.
+     */
+    public record FileStat(long size, long allocated, long nlink, String dev, long inode, boolean regular) {
+        String key() {
+            return dev + ":" + inode;
+        }
+    }
+
+    /** A process (thread-group leader) of the tree. Lists are empty where /proc refused them; see {@code unreadable}. */
+    public record Task(int pid, int ppid, String comm, List<String> argv, Map<Integer, String> fds,
+                       List<Mapping> maps, Map<String, String> env, String netns, List<String> unreadable) {
+        /** "python3" or, where the command line is readable, "python3: python3 train.py --x" (cut at 100 chars). */
+        String command() {
+            String line = String.join(" ", argv);
+            if (line.isEmpty()) return comm;
+            return comm + ": " + (line.length() > 100 ? line.substring(0, 97) + "..." : line);
+        }
+    }
+
+    /** Whether /proc/PID exists. */
+    public boolean exists(int pid) {
+        return Files.isDirectory(root.resolve(Integer.toString(pid)));
+    }
+
+    /** The thread-group id of {@code pid} (itself for a process, its process for a thread), when known. */
+    public OptionalLong tgid(int pid) {
+        return statusField(pid, "Tgid:");
+    }
+
+    private OptionalLong statusField(int pid, String name) {
+        try {
+            for (String line : Files.readAllLines(root.resolve(pid + "/status"))) {
+                if (line.startsWith(name)) return OptionalLong.of(Long.parseLong(line.substring(name.length()).trim()));
+            }
+        } catch (IOException | NumberFormatException e) {
+            // gone or unreadable
+        }
+        return OptionalLong.empty();
+    }
+
+    /**
+     * The root and its descendants, parents before children, threads aside: /proc/PID/task/TID/children of every
+     * thread (a child's parent is the thread that forked it); a kernel without CONFIG_PROC_CHILDREN is served by
+     * scanning every process's PPid.
+     */
+    public List<Integer> tree(int rootPid) {
+        Set<Integer> seen = new LinkedHashSet<>();
+        Deque<Integer> todo = new ArrayDeque<>(List.of(rootPid));
+        Map<Integer, List<Integer>> byParent = null;
+        while (!todo.isEmpty()) {
+            int pid = todo.poll();
+            if (!seen.add(pid)) continue;
+            Optional<List<Integer>> kids = childrenFiles(pid);
+            if (kids.isEmpty()) {
+                if (byParent == null) byParent = parentsByScan();
+                kids = Optional.of(byParent.getOrDefault(pid, List.of()));
+            }
+            todo.addAll(kids.get());
+        }
+        return List.copyOf(seen);
+    }
+
+    private Optional<List<Integer>> childrenFiles(int pid) {
+        List<Integer> kids = new ArrayList<>();
+        boolean any = false;
+        try (DirectoryStream<Path> threads = Files.newDirectoryStream(root.resolve(pid + "/task"))) {
+            for (Path t : threads) {
+                try {
+                    for (String k : Files.readString(t.resolve("children")).trim().split("\\s+")) {
+                        if (!k.isEmpty()) kids.add(Integer.parseInt(k));
+                    }
+                    any = true;
+                } catch (NoSuchFileException e) {
+                    // thread gone, or no CONFIG_PROC_CHILDREN
+                }
+            }
+        } catch (IOException e) {
+            return Optional.of(List.of());
+        }
+        return any ? Optional.of(kids) : Optional.empty();
+    }
+
+    private Map<Integer, List<Integer>> parentsByScan() {
+        Map<Integer, List<Integer>> byParent = new TreeMap<>();
+        try (DirectoryStream<Path> all = Files.newDirectoryStream(root, "[0-9]*")) {
+            for (Path p : all) {
+                int pid = Integer.parseInt(p.getFileName().toString());
+                statusField(pid, "PPid:").ifPresent(pp -> byParent.computeIfAbsent((int) pp, k -> new ArrayList<>())
+                        .add(pid));
+            }
+        } catch (IOException | NumberFormatException e) {
+            // nothing more to find
+        }
+        return byParent;
+    }
+
+    /** Everything check needs of one process, or empty when it has gone. */
+    public Optional<Task> task(int pid) {
+        Path dir = root.resolve(Integer.toString(pid));
+        if (!Files.isDirectory(dir)) return Optional.empty();
+        List<String> unreadable = new ArrayList<>();
+        String comm = "?";
+        try {
+            comm = Files.readString(dir.resolve("comm")).strip();
+        } catch (IOException e) {
+            if (!Files.isDirectory(dir)) return Optional.empty();
+        }
+        List<String> argv = new ArrayList<>();
+        try {
+            for (String a : new String(Files.readAllBytes(dir.resolve("cmdline")), StandardCharsets.UTF_8).split("\0")) {
+                if (!a.isEmpty()) argv.add(a);
+            }
+        } catch (IOException e) {
+            // a kernel thread or gone: comm names it
+        }
+        Map<Integer, String> fds = new TreeMap<>();
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir.resolve("fd"))) {
+            for (Path fd : ds) {
+                try {
+                    fds.put(Integer.parseInt(fd.getFileName().toString()), Files.readSymbolicLink(fd).toString());
+                } catch (IOException | NumberFormatException e) {
+                    // closed meanwhile
+                }
+            }
+        } catch (IOException e) {
+            unreadable.add("fd (" + reason(e) + ")");
+        }
+        List<Mapping> maps = new ArrayList<>();
+        try {
+            for (String line : Files.readAllLines(dir.resolve("maps"))) Mapping.parse(line).ifPresent(maps::add);
+        } catch (IOException e) {
+            unreadable.add("maps (" + reason(e) + ")");
+        }
+        Map<String, String> env = new LinkedHashMap<>();
+        try {
+            for (String kv : new String(Files.readAllBytes(dir.resolve("environ")), StandardCharsets.UTF_8).split("\0")) {
+                int eq = kv.indexOf('=');
+                if (eq > 0) env.putIfAbsent(kv.substring(0, eq), kv.substring(eq + 1));
+            }
+        } catch (IOException e) {
+            unreadable.add("environ (" + reason(e) + ")");
+        }
+        String netns = "";
+        try {
+            netns = Files.readSymbolicLink(dir.resolve("ns/net")).toString();
+        } catch (IOException e) {
+            // one table per task then
+        }
+        int ppid = (int) statusField(pid, "PPid:").orElse(0);
+        return Optional.of(new Task(pid, ppid, comm, List.copyOf(argv), fds, List.copyOf(maps), env, netns,
+                List.copyOf(unreadable)));
+    }
+
+    static final String DENIED = "permission denied";
+
+    private static String reason(IOException e) {
+        if (e instanceof java.nio.file.AccessDeniedException) return DENIED;
+        if (e instanceof NoSuchFileException) return "gone";
+        String m = String.valueOf(e.getMessage());
+        return m.substring(m.lastIndexOf(": ") + 1).strip();
+    }
+
+    /** The lines of /proc/PID/net/{@code name} (tcp, tcp6): the tables of the task's network namespace. */
+    public List<String> netTable(int pid, String name) {
+        try {
+            return Files.readAllLines(root.resolve(pid + "/net/" + name));
+        } catch (IOException e) {
+            return List.of();
+        }
+    }
+
+    /** stat(2) of what fd {@code fd} of {@code pid} refers to (following the magic link). */
+    public Optional<FileStat> statFd(int pid, int fd) {
+        return stat(root.resolve(pid + "/fd/" + fd));
+    }
+
+    /** stat(2) of the file mapped at {@code m} (/proc/PID/map_files: root, or CAP_CHECKPOINT_RESTORE, only). */
+    public Optional<FileStat> statMapping(int pid, Mapping m) {
+        return stat(root.resolve(pid + "/map_files/" + m.mapFilesName()));
+    }
+
+    /** Whether an executable named {@code name} is in one of the folders of {@code path} (a PATH value). */
+    public boolean onPath(String path, String name) {
+        for (String dir : path.split(":")) {
+            if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, name))) return true;
+        }
+        return false;
+    }
+
+    protected Optional<FileStat> stat(Path p) {
+        try {
+            Map<String, Object> a = Files.readAttributes(p, "unix:size,nlink,dev,ino,mode");
+            long size = (Long) a.get("size");
+            long dev = (Long) a.get("dev");
+            long major = ((dev >>> 8) & 0xfff) | ((dev >>> 32) & ~0xfffL);
+            long minor = (dev & 0xff) | ((dev >>> 12) & ~0xffL);
+            boolean regular = ((Integer) a.get("mode") & 0xf000) == 0x8000;
+            return Optional.of(new FileStat(size, blocks(p).orElse(size), ((Integer) a.get("nlink")).longValue(),
+                    String.format("%02x:%02x", major, minor), (Long) a.get("ino"), regular));
+        } catch (IOException | UnsupportedOperationException | ClassCastException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** libc's stat, bound on first use (FFM: the launcher passes --enable-native-access). */
+    private static final class Libc {
+        static final MethodHandle STAT = bindStat();
+    }
+
+    private static MethodHandle bindStat() {
+        try {
+            Linker linker = Linker.nativeLinker();
+            return linker.defaultLookup().find("stat")
+                    .map(a -> linker.downcallHandle(a, FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS)))
+                    .orElse(null);
+        } catch (RuntimeException | LinkageError e) {
+            return null;
+        }
+    }
+
+    /** st_blocks × 512 through libc's stat (glibc 2.33+); st_blocks is at offset 64 on x86-64 and on aarch64. */
+    private static OptionalLong blocks(Path p) {
+        MethodHandle stat = Libc.STAT;
+        if (stat == null) return OptionalLong.empty();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment st = a.allocate(256, 8);
+            if ((int) stat.invokeExact(a.allocateFrom(p.toString()), st) != 0) return OptionalLong.empty();
+            return OptionalLong.of(st.get(JAVA_LONG, 64) * 512);
+        } catch (Throwable t) {
+            return OptionalLong.empty();
+        }
+    }
+}
