@@ -1,5 +1,7 @@
 package dev.criugpu.cli.check;
 
+import dev.criugpu.api.bindings.stat;
+
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -25,7 +27,6 @@ import java.util.TreeMap;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * What {@code criu-gpu check} reads: /proc (or a tree laid out like it, for tests), nothing else. Every read tolerates a
@@ -295,14 +296,14 @@ public class ProcFs {
         }
     }
 
-    /** st_blocks × 512 through libc's stat (glibc 2.33+); st_blocks is at offset 64 on x86-64 and on aarch64. */
+    /** st_blocks × 512 through libc's stat (glibc 2.33+), laid out by plugin-api's struct stat binding. */
     private static OptionalLong blocks(Path p) {
-        MethodHandle stat = Libc.STAT;
-        if (stat == null) return OptionalLong.empty();
+        MethodHandle statCall = Libc.STAT;
+        if (statCall == null) return OptionalLong.empty();
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment st = a.allocate(256, 8);
-            if ((int) stat.invokeExact(a.allocateFrom(p.toString()), st) != 0) return OptionalLong.empty();
-            return OptionalLong.of(st.get(JAVA_LONG, 64) * 512);
+            MemorySegment st = stat.allocate(a);
+            if ((int) statCall.invokeExact(a.allocateFrom(p.toString()), st) != 0) return OptionalLong.empty();
+            return OptionalLong.of(stat.st_blocks(st) * 512);
         } catch (Throwable t) {
             return OptionalLong.empty();
         }
