@@ -83,6 +83,7 @@ public final class JobCheck {
         c.ioUring();
         c.ghostFiles();
         c.tcp();
+        c.rdma();
         c.nvidia();
         return c;
     }
@@ -227,15 +228,25 @@ public final class JobCheck {
         return path.startsWith("/dev/shm/");
     }
 
+    /** What /proc names as a deleted file or a /dev/shm file criu would copy or record by path. */
+    private static boolean mayBeGhostOrShm(String path) {
+        return !special(path) && (path.endsWith(DELETED) || inShm(path));
+    }
+
+    /** What stat says rules a candidate out: not a regular file, or "deleted" but still linked elsewhere. */
+    private static boolean notAGhostOrShmFile(Optional<FileStat> st, boolean deleted) {
+        return st.isPresent() && (!st.get().regular() || (deleted && st.get().nlink() > 0));
+    }
+
     private void ghostFiles() {
         Map<String, HeldFile> files = new LinkedHashMap<>();
         for (Task t : tasks) {
             for (Map.Entry<Integer, String> fd : t.fds().entrySet()) {
                 String link = fd.getValue();
+                if (!mayBeGhostOrShm(link)) continue;
                 boolean deleted = link.endsWith(DELETED);
-                if (special(link) || !(deleted || inShm(link))) continue;
                 Optional<FileStat> st = proc.statFd(t.pid(), fd.getKey());
-                if (st.isPresent() && (!st.get().regular() || (deleted && st.get().nlink() > 0))) continue;
+                if (notAGhostOrShmFile(st, deleted)) continue;
                 String key = st.map(FileStat::key).orElse(link);
                 HeldFile f = files.computeIfAbsent(key, k -> new HeldFile(strip(link), deleted));
                 if (f.stat == null) f.stat = st.orElse(null);
@@ -243,13 +254,13 @@ public final class JobCheck {
             }
             for (Mapping m : t.maps()) {
                 String path = m.path();
+                if (!mayBeGhostOrShm(path)) continue;
                 boolean deleted = path.endsWith(DELETED);
-                if (special(path) || !(deleted || inShm(path))) continue;
                 String key = m.dev() + ":" + m.inode();
                 HeldFile f = files.get(key);
                 if (f == null) {
                     Optional<FileStat> st = proc.statMapping(t.pid(), m);
-                    if (st.isPresent() && (!st.get().regular() || (deleted && st.get().nlink() > 0))) continue;
+                    if (notAGhostOrShmFile(st, deleted)) continue;
                     f = new HeldFile(strip(path), deleted);
                     f.stat = st.orElse(null);
                     files.put(key, f);
@@ -402,8 +413,7 @@ public final class JobCheck {
         return devices;
     }
 
-    private void nvidia() {
-        List<Task> cuda = tasks.stream().filter(t -> !nvidiaFiles(t).isEmpty()).toList();
+    private void rdma() {
         for (Task t : tasks) {
             List<String> ib = t.fds().entrySet().stream().filter(e -> e.getValue().startsWith("/dev/infiniband/"))
                     .map(e -> "fd " + e.getKey() + " " + e.getValue()).toList();
@@ -412,6 +422,10 @@ public final class JobCheck {
                         + "cannot dump InfiniBand/RoCE verbs; NCCL opens them unless NCCL_IB_DISABLE=1");
             }
         }
+    }
+
+    private void nvidia() {
+        List<Task> cuda = tasks.stream().filter(t -> !nvidiaFiles(t).isEmpty()).toList();
         if (cuda.isEmpty()) return;
         for (Task t : cuda) {
             Set<String> files = nvidiaFiles(t);

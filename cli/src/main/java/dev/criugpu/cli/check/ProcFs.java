@@ -265,19 +265,42 @@ public class ProcFs {
         return false;
     }
 
+    /**
+     * One stat(2) of {@code p}: libc's, which gives st_blocks too (glibc 2.33+ exports {@code stat}); without it, the
+     * JDK's unix attributes, with the length standing in for the allocated size.
+     */
     protected Optional<FileStat> stat(Path p) {
+        return Libc.STAT == null ? statByJdk(p) : statByLibc(p);
+    }
+
+    private static Optional<FileStat> statByLibc(Path p) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment st = stat.allocate(a);
+            if ((int) Libc.STAT.invokeExact(a.allocateFrom(p.toString()), st) != 0) return Optional.empty();
+            return Optional.of(fileStat(stat.st_size(st), stat.st_blocks(st) * 512, stat.st_nlink(st), stat.st_dev(st),
+                    stat.st_ino(st), stat.st_mode(st)));
+        } catch (Throwable t) {
+            return Optional.empty();
+        }
+    }
+
+    private static Optional<FileStat> statByJdk(Path p) {
         try {
             Map<String, Object> a = Files.readAttributes(p, "unix:size,nlink,dev,ino,mode");
             long size = (Long) a.get("size");
-            long dev = (Long) a.get("dev");
-            long major = ((dev >>> 8) & 0xfff) | ((dev >>> 32) & ~0xfffL);
-            long minor = (dev & 0xff) | ((dev >>> 12) & ~0xffL);
-            boolean regular = ((Integer) a.get("mode") & 0xf000) == 0x8000;
-            return Optional.of(new FileStat(size, blocks(p).orElse(size), ((Integer) a.get("nlink")).longValue(),
-                    String.format("%02x:%02x", major, minor), (Long) a.get("ino"), regular));
+            return Optional.of(fileStat(size, size, ((Integer) a.get("nlink")).longValue(), (Long) a.get("dev"),
+                    (Long) a.get("ino"), (Integer) a.get("mode")));
         } catch (IOException | UnsupportedOperationException | ClassCastException e) {
             return Optional.empty();
         }
+    }
+
+    /** {@code dev} is glibc's dev_t encoding; /proc/PID/maps writes it as "major:minor" in hex. */
+    private static FileStat fileStat(long size, long allocated, long nlink, long dev, long inode, int mode) {
+        long major = ((dev >>> 8) & 0xfff) | ((dev >>> 32) & ~0xfffL);
+        long minor = (dev & 0xff) | ((dev >>> 12) & ~0xffL);
+        return new FileStat(size, allocated, nlink, String.format("%02x:%02x", major, minor), inode,
+                (mode & 0xf000) == 0x8000);
     }
 
     /** libc's stat, bound on first use (FFM: the launcher passes --enable-native-access). */
@@ -293,19 +316,6 @@ public class ProcFs {
                     .orElse(null);
         } catch (RuntimeException | LinkageError e) {
             return null;
-        }
-    }
-
-    /** st_blocks × 512 through libc's stat (glibc 2.33+), laid out by plugin-api's struct stat binding. */
-    private static OptionalLong blocks(Path p) {
-        MethodHandle statCall = Libc.STAT;
-        if (statCall == null) return OptionalLong.empty();
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment st = stat.allocate(a);
-            if ((int) statCall.invokeExact(a.allocateFrom(p.toString()), st) != 0) return OptionalLong.empty();
-            return OptionalLong.of(stat.st_blocks(st) * 512);
-        } catch (Throwable t) {
-            return OptionalLong.empty();
         }
     }
 }
