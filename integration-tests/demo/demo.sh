@@ -72,11 +72,11 @@ else
     exit 1
 fi
 run "mkdir -p $W/img"
-# the counter file is rewritten in place: read until a whole number shows (bounded)
+# the counter file is replaced whole (rename) at each step: read until the first one shows (bounded)
 counter() { run 'for i in $(seq 200); do c=$(cat '"$W"'/counter 2>/dev/null); [ -n "$c" ] && break; sleep 0.01; done; echo "$c"'; }
 
 say "start a process that counts into $W/counter"
-run 'setsid sh -c "i=0; while :; do i=\$((i+1)); echo \$i >'"$W"'/counter; sleep 0.05; done" </dev/null >/dev/null 2>&1 & echo $! >'"$W"'/pid'
+run 'setsid sh -c "i=0; while :; do i=\$((i+1)); echo \$i >'"$W"'/counter.new; mv '"$W"'/counter.new '"$W"'/counter; sleep 0.05; done" </dev/null >/dev/null 2>&1 & echo $! >'"$W"'/pid'
 pid=$(run "cat $W/pid")
 echo "pid $pid, counter at $(counter)"
 
