@@ -6,7 +6,10 @@
 #             cuda-checkpoint on PATH (both from the bundle's upstream.tar.xz)
 #   manual    the driver API called by a helper before and after plain criu (cuda_ckpt suspend / resume)
 # Diagnostic flows (BENCH_FLOWS): ours-seq (CRIU_CUDA_PARALLEL=0), ours-cli (CRIU_CUDA_BACKEND=cli: no libcuda in
-# criu). For every task it also records, when criu starts dumping its pages, how much of its memory sits in
+# criu), ours-noagent (CRIU_CUDA_GUARD=0: the driver calls in criu's JVM, no agent). The flows take turns at going
+# first in a round (round r starts with flow r mod N), and BENCH_WARM_GIB (default 0) GiB of /dev/shm are written
+# and removed before the first round: on the VM hosts the first touch of guest memory is slow, and whichever flow
+# first meets untouched memory pays for it. For every task it also records, when criu starts dumping its pages, how much of its memory sits in
 # transparent huge pages (AnonHugePages of /proc/PID/smaps_rollup).
 # Every cycle is checked: the restored counters continue and their device memory verifies on the GPU.
 #
@@ -81,6 +84,7 @@ cycle() {
     case "$flow" in
         ours-seq) env=(CRIU_CUDA_PARALLEL=0) ;;
         ours-cli) env=(CRIU_CUDA_BACKEND=cli PATH="$UPSTREAM_BIN:$PATH") ;;
+        ours-noagent) env=(CRIU_CUDA_GUARD=0) ;;
     esac
     COUNTER_MIB="$mib" start_counter "$name" "$children" --tick-ms 20 || { note "FAIL $name: $CKPT_WHY"; kill_all "$ROOT"; return; }
     mapfile -t TREE_PIDS < <(tree_pids "$ROOT")
@@ -123,13 +127,24 @@ cycle() {
     rm -rf "$img"
 }
 
+warm_memory() {
+    local gib="${BENCH_WARM_GIB:-0}" t0
+    ((gib > 0)) || return 0
+    t0=$(now_s)
+    dd if=/dev/zero of=/dev/shm/bench-warm bs=1M count=$((gib * 1024)) status=none
+    rm -f /dev/shm/bench-warm
+    note "WARM ${gib} GiB of /dev/shm written and removed in $(elapsed "$t0") s"
+}
+
 note "SETUP $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n1); criu $("$CRIU" --version | awk '/Version/ {print $2}'); upstream: $(cat "$E2E_ROOT/upstream/VERSION" 2>/dev/null)"
 : >"$TSV"
+warm_memory
+read -r -a FLOW_LIST <<<"$FLOWS"
 for spec in $CASES; do
     IFS=: read -r mib children rounds <<<"$spec"
     for ((r = 1; r <= rounds; r++)); do
-        for flow in $FLOWS; do
-            cycle "$flow" "$mib" "$children" "$r"
+        for ((i = 0; i < ${#FLOW_LIST[@]}; i++)); do
+            cycle "${FLOW_LIST[$(((i + r - 1) % ${#FLOW_LIST[@]}))]}" "$mib" "$children" "$r"
         done
     done
 done
