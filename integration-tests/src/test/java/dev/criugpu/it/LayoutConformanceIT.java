@@ -64,9 +64,9 @@ class LayoutConformanceIT {
 
         int max = c.get("CR_PLUGIN_HOOK__MAX").intValue();
         assertEquals(hookNames.size(), max, "hook enum entries vs CR_PLUGIN_HOOK__MAX");
-        for (String name : hookNames) {
-            int id = c.get("hook." + name).intValue();
-            assertEquals(name, Hook.of(id).name(), "dev.criugpu.api.Hook id " + id);
+        for (Hook h : Hook.values()) {
+            assertTrue(hookNames.contains(h.name()), h + " is not a hook of " + image.tag + "'s criu-plugin.h");
+            assertEquals(h.id, c.get("hook." + h.name()).intValue(), "criu's id of dev.criugpu.api.Hook." + h);
         }
         assertStructMatches(cr_plugin_desc_t.layout(max), "cr_plugin_desc_t", c);
 

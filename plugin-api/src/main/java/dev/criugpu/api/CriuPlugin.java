@@ -1,14 +1,12 @@
 package dev.criugpu.api;
 
-import java.nio.file.Path;
-import java.util.Optional;
 import java.util.Set;
 
 /**
- * A GPU plugin as criu sees it, found with {@link java.util.ServiceLoader}. Every hook defaults to
- * {@link Errno#NOT_SUPPORTED}, which makes criu ask the next plugin. A hook reports failure by returning a
- * negative errno or by throwing; a throwable never reaches criu (the bootstrap turns it into one log line and
- * a negative errno).
+ * A GPU plugin as criu sees it, found with {@link java.util.ServiceLoader}: one method per main-process {@link Hook},
+ * each defaulting to {@link Errno#NOT_SUPPORTED}, which makes criu ask the next plugin. A hook reports failure by
+ * returning a negative errno or by throwing; a throwable never reaches criu (the bootstrap turns it into one log line
+ * and a negative errno).
  *
  * <p>Hooks run on criu's main thread, which is the thread that ptrace-seized the tasks.
  */
@@ -17,7 +15,10 @@ public interface CriuPlugin {
     /** The descriptor name criu knows, e.g. {@code cuda_plugin}; also the name in inventory.img. */
     String name();
 
-    /** Hooks to register with criu. The shim is built with the same set. */
+    /**
+     * Hooks to register with criu. The shim is built with the same set (its mask in native/Makefile); bootstrap
+     * refuses a shim whose mask differs.
+     */
     Set<Hook> hooks();
 
     /**
@@ -35,28 +36,7 @@ public interface CriuPlugin {
     /** For {@code criu-gpu doctor}: would this plugin be enabled on this host, and why (not). */
     Diagnosis diagnose();
 
-    /**
-     * For {@code criu-gpu inspect}: the GPU state this plugin's files in a checkpoint directory hold, or empty
-     * when the directory holds none. Reads only; throws {@link java.io.UncheckedIOException} naming the file
-     * for a damaged one.
-     */
-    default Optional<GpuState> describeImages(Path imagesDir) {
-        return Optional.empty();
-    }
-
-    default int dumpUnixSk(int fd, int id) {
-        return Errno.NOT_SUPPORTED;
-    }
-
     default int dumpExtFile(int fd, int id) {
-        return Errno.NOT_SUPPORTED;
-    }
-
-    default int dumpExtMount(String mountpoint, int id) {
-        return Errno.NOT_SUPPORTED;
-    }
-
-    default int dumpExtLink(int index, int type, String kind) {
         return Errno.NOT_SUPPORTED;
     }
 
@@ -74,18 +54,6 @@ public interface CriuPlugin {
     }
 
     default int checkpointDevices(int pid) {
-        return Errno.NOT_SUPPORTED;
-    }
-
-    default int postForking() {
-        return Errno.NOT_SUPPORTED;
-    }
-
-    default int restoreInit() {
-        return Errno.NOT_SUPPORTED;
-    }
-
-    default int dumpDevicesLate(int rootPid) {
         return Errno.NOT_SUPPORTED;
     }
 }

@@ -7,27 +7,23 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * criu's plugin hooks (criu-plugin.h, CR_PLUGIN_HOOK__*), with their C signatures and the process they run in.
+ * The criu plugin hooks (criu-plugin.h, CR_PLUGIN_HOOK__*) that our plugins serve, with criu's ids, their C signatures
+ * and the process they run in. This enum is the Java side's one list of hooks: {@link CriuPlugin} has a method for each
+ * main-process hook, {@link HookDispatcher} the upcall of the same name, and the shim's trampoline table
+ * (native/src/criu_gpu_shim.c) and its per-plugin masks (native/Makefile) are checked against it by
+ * ShimHookTableTest. A hook no plugin serves is not listed: criu then never calls us for it.
  * Hooks that run in a task criu forked ({@link Context#CHILD}) never enter Java (DESIGN rule 1): the shim
  * handles them natively.
  */
 public enum Hook {
-    DUMP_UNIX_SK(0, Context.MAIN, "dumpUnixSk", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT)),
-    RESTORE_UNIX_SK(1, Context.CHILD, null, FunctionDescriptor.of(JAVA_INT, JAVA_INT)),
     DUMP_EXT_FILE(2, Context.MAIN, "dumpExtFile", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT)),
     RESTORE_EXT_FILE(3, Context.CHILD, null, FunctionDescriptor.of(JAVA_INT, JAVA_INT)),
-    DUMP_EXT_MOUNT(4, Context.MAIN, "dumpExtMount", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT)),
-    RESTORE_EXT_MOUNT(5, Context.CHILD, null, FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS)),
-    DUMP_EXT_LINK(6, Context.MAIN, "dumpExtLink", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS)),
     HANDLE_DEVICE_VMA(7, Context.MAIN, "handleDeviceVma", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS)),
     UPDATE_VMA_MAP(8, Context.CHILD, null,
             FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS)),
     RESUME_DEVICES_LATE(9, Context.MAIN, "resumeDevicesLate", FunctionDescriptor.of(JAVA_INT, JAVA_INT)),
     PAUSE_DEVICES(10, Context.MAIN, "pauseDevices", FunctionDescriptor.of(JAVA_INT, JAVA_INT)),
-    CHECKPOINT_DEVICES(11, Context.MAIN, "checkpointDevices", FunctionDescriptor.of(JAVA_INT, JAVA_INT)),
-    POST_FORKING(12, Context.MAIN, "postForking", FunctionDescriptor.of(JAVA_INT)),
-    RESTORE_INIT(13, Context.MAIN, "restoreInit", FunctionDescriptor.of(JAVA_INT)),
-    DUMP_DEVICES_LATE(14, Context.MAIN, "dumpDevicesLate", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    CHECKPOINT_DEVICES(11, Context.MAIN, "checkpointDevices", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
 
     /** Where criu calls the hook: its main process, or a child it forked that becomes a restored task. */
     public enum Context { MAIN, CHILD }
@@ -53,13 +49,6 @@ public enum Hook {
     /** A criu whose hook table has {@code criuHookCount} entries knows this hook. */
     public boolean knownTo(int criuHookCount) {
         return id < criuHookCount;
-    }
-
-    public static Hook of(int id) {
-        for (Hook h : values()) {
-            if (h.id == id) return h;
-        }
-        throw new IllegalArgumentException("unknown criu hook " + id);
     }
 
     /** Bit mask of hooks, bit n = hook id n; the form the shim uses. */

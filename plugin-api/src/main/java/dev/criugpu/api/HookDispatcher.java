@@ -10,7 +10,6 @@ import java.util.function.IntSupplier;
  * method behind the exception barrier (DESIGN rule 9) and returns what criu should see.
  */
 final class HookDispatcher {
-    private static final int PATH_MAX = 4096;
     private final CriuPlugin plugin;
     private final CriuServices services;
     private boolean threadsListed;
@@ -46,30 +45,12 @@ final class HookDispatcher {
         }
     }
 
-    int dumpUnixSk(int fd, int id) {
-        return call(Hook.DUMP_UNIX_SK, "fd=" + fd + ", id=" + id, () -> plugin.dumpUnixSk(fd, id));
-    }
-
     int dumpExtFile(int fd, int id) {
         return call(Hook.DUMP_EXT_FILE, "fd=" + fd + ", id=" + id, () -> plugin.dumpExtFile(fd, id));
     }
 
-    int dumpExtMount(MemorySegment mountpoint, int id) {
-        return call(Hook.DUMP_EXT_MOUNT, "id=" + id, () -> plugin.dumpExtMount(string(mountpoint), id));
-    }
-
-    int dumpExtLink(int index, int type, MemorySegment kind) {
-        return call(Hook.DUMP_EXT_LINK, "index=" + index + ", type=" + type,
-                () -> plugin.dumpExtLink(index, type, string(kind)));
-    }
-
     int handleDeviceVma(int fd, MemorySegment st) {
         return call(Hook.HANDLE_DEVICE_VMA, "fd=" + fd, () -> plugin.handleDeviceVma(fd, deviceFile(st)));
-    }
-
-    /** A C string criu passes (a path at most PATH_MAX long), or null for NULL. */
-    private static String string(MemorySegment s) {
-        return s.equals(MemorySegment.NULL) ? null : s.reinterpret(PATH_MAX).getString(0);
     }
 
     static DeviceFile deviceFile(MemorySegment st) {
@@ -97,18 +78,6 @@ final class HookDispatcher {
             Faults.stall(services, "before-checkpoint");
             return plugin.checkpointDevices(pid);
         });
-    }
-
-    int postForking() {
-        return call(Hook.POST_FORKING, "", plugin::postForking);
-    }
-
-    int restoreInit() {
-        return call(Hook.RESTORE_INIT, "", plugin::restoreInit);
-    }
-
-    int dumpDevicesLate(int rootPid) {
-        return call(Hook.DUMP_DEVICES_LATE, "pid=" + rootPid, () -> plugin.dumpDevicesLate(rootPid));
     }
 
     void exit(int stage, int ret) {

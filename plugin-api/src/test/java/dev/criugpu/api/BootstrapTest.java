@@ -103,7 +103,7 @@ class BootstrapTest {
         criu_gpu_services.stage(services, Stage.RESTORE.id);
         criu_gpu_services.criu_hook_count(services, 13);
         criu_gpu_services.inventory_claim(services, InventoryClaim.LISTED.ordinal());
-        criu_gpu_services.hook_mask(services, (1 << 10) | (1 << 11) | (1 << 8) | (1 << 12));
+        criu_gpu_services.hook_mask(services, (1 << 10) | (1 << 11) | (1 << 8) | (1 << 2));
         criu_gpu_services.set(services, "plugin_name", arena.allocateFrom("recording_plugin"));
         criu_gpu_services.set(services, "plugin_dir", arena.allocateFrom("/nonexistent"));
         criu_gpu_services.set(services, "hook_table", table);
@@ -130,18 +130,19 @@ class BootstrapTest {
         assertEquals(List.of("recording_plugin"), INVENTORY);
 
         assertNotEquals(MemorySegment.NULL, table.getAtIndex(ADDRESS, Hook.PAUSE_DEVICES.id));
-        assertNotEquals(MemorySegment.NULL, table.getAtIndex(ADDRESS, Hook.POST_FORKING.id));
+        assertNotEquals(MemorySegment.NULL, table.getAtIndex(ADDRESS, Hook.DUMP_EXT_FILE.id));
         assertEquals(MemorySegment.NULL, table.getAtIndex(ADDRESS, Hook.UPDATE_VMA_MAP.id), "child hook in Java");
         assertEquals(MemorySegment.NULL, table.getAtIndex(ADDRESS, Hook.RESUME_DEVICES_LATE.id), "unregistered");
 
         assertEquals(0, callIntHook(Hook.PAUSE_DEVICES, 42));
         assertEquals(Errno.NOT_SUPPORTED, callIntHook(Hook.CHECKPOINT_DEVICES, 42), "default is -ENOTSUP");
-        MemorySegment post = table.getAtIndex(ADDRESS, Hook.POST_FORKING.id);
-        assertEquals(7, (int) LINKER.downcallHandle(post, FunctionDescriptor.of(JAVA_INT)).invokeExact());
+        MemorySegment extFile = table.getAtIndex(ADDRESS, Hook.DUMP_EXT_FILE.id);
+        assertEquals(7, (int) LINKER.downcallHandle(extFile, FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT))
+                .invokeExact(5, 9));
         MemorySegment exit = table.getAtIndex(ADDRESS, Hook.EXIT_SLOT);
         LINKER.downcallHandle(exit, Hook.EXIT_DESCRIPTOR).invokeExact(Stage.RESTORE.id, 0);
 
-        assertEquals(List.of("init RESTORE LISTED", "pause 42", "post-forking", "exit RESTORE 0"),
+        assertEquals(List.of("init RESTORE LISTED", "pause 42", "dump-ext-file 5 9", "exit RESTORE 0"),
                 RecordingPlugin.CALLS);
         assertTrue(LOG.contains("4 recording_plugin: hook PAUSE_DEVICES(pid=42) entered Java"), LOG.toString());
         assertTrue(LOG.contains("4 recording_plugin: hook EXIT(stage=2, ret=0) entered Java"), LOG.toString());
@@ -183,9 +184,9 @@ class BootstrapTest {
 
     @Test
     void hooksTheRunningCriuLacksAreNotInstalled() {
-        criu_gpu_services.criu_hook_count(services, 12);
+        criu_gpu_services.criu_hook_count(services, 11);
         assertEquals(0, Bootstrap.start(services.address()));
-        assertEquals(MemorySegment.NULL, table.getAtIndex(ADDRESS, Hook.POST_FORKING.id));
+        assertEquals(MemorySegment.NULL, table.getAtIndex(ADDRESS, Hook.CHECKPOINT_DEVICES.id));
         assertNotEquals(MemorySegment.NULL, table.getAtIndex(ADDRESS, Hook.PAUSE_DEVICES.id));
     }
 

@@ -6,8 +6,11 @@ import org.junit.jupiter.api.Test;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
 import java.util.Arrays;
 import java.util.EnumSet;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -18,9 +21,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class HookTest {
     @Test
     void idsAreCriusNumbersAndUnique() {
-        for (Hook h : Hook.values()) assertEquals(h, Hook.of(h.id));
-        assertEquals(15, Hook.values().length);
-        assertEquals(0x1c00, Hook.mask(EnumSet.of(Hook.PAUSE_DEVICES, Hook.CHECKPOINT_DEVICES, Hook.POST_FORKING)));
+        assertEquals(Hook.values().length, Arrays.stream(Hook.values()).mapToInt(h -> h.id).distinct().count());
+        for (Hook h : Hook.values()) assertTrue(h.id >= 0 && h.id < Hook.EXIT_SLOT, h + " outside the shim's table");
+        assertEquals(0xe04, Hook.mask(EnumSet.of(Hook.PAUSE_DEVICES, Hook.CHECKPOINT_DEVICES, Hook.RESUME_DEVICES_LATE,
+                Hook.DUMP_EXT_FILE)));
     }
 
     @Test
@@ -41,6 +45,19 @@ class HookTest {
                 assertFalse(MemorySegment.class.isAssignableFrom(p), "CriuPlugin." + h.javaMethod + " takes " + p);
             }
         }
+    }
+
+    @Test
+    void theContractAndTheDispatcherServeTheEnumsMainHooksAndNothingElse() {
+        Set<String> main = Arrays.stream(Hook.values()).filter(h -> h.context == Hook.Context.MAIN)
+                .map(h -> h.javaMethod).collect(Collectors.toSet());
+        Set<String> plugin = Arrays.stream(CriuPlugin.class.getDeclaredMethods()).filter(Method::isDefault)
+                .map(Method::getName).filter(n -> !Set.of("init", "exit").contains(n)).collect(Collectors.toSet());
+        assertEquals(main, plugin, "CriuPlugin's hook methods vs the MAIN hooks of dev.criugpu.api.Hook");
+        Set<String> upcalls = Arrays.stream(HookDispatcher.class.getDeclaredMethods())
+                .filter(m -> !Modifier.isPrivate(m.getModifiers()) && !Modifier.isStatic(m.getModifiers()))
+                .map(Method::getName).filter(n -> !n.equals("exit")).collect(Collectors.toSet());
+        assertEquals(main, upcalls, "HookDispatcher's upcalls vs the MAIN hooks of dev.criugpu.api.Hook");
     }
 
     @Test

@@ -17,7 +17,7 @@ public final class RecordingPlugin implements CriuPlugin {
 
     @Override
     public Set<Hook> hooks() {
-        return EnumSet.of(Hook.PAUSE_DEVICES, Hook.CHECKPOINT_DEVICES, Hook.UPDATE_VMA_MAP, Hook.POST_FORKING);
+        return EnumSet.of(Hook.PAUSE_DEVICES, Hook.CHECKPOINT_DEVICES, Hook.UPDATE_VMA_MAP, Hook.DUMP_EXT_FILE);
     }
 
     @Override
@@ -46,8 +46,8 @@ public final class RecordingPlugin implements CriuPlugin {
     }
 
     @Override
-    public int postForking() {
-        CALLS.add("post-forking");
+    public int dumpExtFile(int fd, int id) {
+        CALLS.add("dump-ext-file " + fd + " " + id);
         return 7;
     }
 }

@@ -1,0 +1,92 @@
+package dev.criugpu.cli.check;
+
+import dev.criugpu.cli.check.JobCheck.Kind;
+import dev.criugpu.cli.check.ProcFs.Mapping;
+import dev.criugpu.cli.check.ProcFs.Task;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.stream.Collectors;
+
+import static dev.criugpu.cli.check.Words.pids;
+
+/**
+ * NCCL's settings in the environment of the NVIDIA holders that are ranks (not fork()ed workers): two or more ranks
+ * that may use the P2P or SHM transport cannot be restored.
+ */
+final class NcclCheck implements Check {
+    /** NCCL settings reported (the multi-process setup measured to dump and restore). */
+    static final List<String> NCCL_SETTINGS = List.of("NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_IB_DISABLE",
+            "NCCL_SOCKET_IFNAME", "NCCL_NVLS_ENABLE");
+
+    @Override
+    public void run(JobTree tree, Findings out) {
+        List<Task> withNccl = tree.nvidiaHolders().stream().filter(t -> ncclLoaded(t)
+                || t.env().keySet().stream().anyMatch(k -> k.startsWith("NCCL_"))).toList();
+        List<Task> ranks = withNccl.stream().filter(t -> !forkOfParent(tree, t)).toList();
+        List<Integer> forks = withNccl.stream().filter(t -> forkOfParent(tree, t)).map(Task::pid).toList();
+        if (ranks.isEmpty()) return;
+        if (!forks.isEmpty()) {
+            out.add(Kind.NOTE, "nccl", pids(forks) + ": fork()ed from a parent without an exec since (DataLoader "
+                    + "workers, say), not counted as NCCL ranks");
+        }
+        Map<String, List<Integer>> bySettings = new LinkedHashMap<>();
+        for (Task r : ranks) {
+            String s = NCCL_SETTINGS.stream().map(k -> k + "=" + Objects.requireNonNullElse(r.env().get(k), "(unset)"))
+                    .collect(Collectors.joining(" "));
+            bySettings.computeIfAbsent(s, k -> new ArrayList<>()).add(r.pid());
+        }
+        bySettings.forEach((s, group) -> out.add(Kind.NOTE, "nccl", "NCCL settings of " + pids(group) + ": " + s
+                + " (/proc/PID/environ: the environment at exec; what the program sets itself later is not seen)"));
+        if (ranks.size() < 2) return;
+        String rankList = ranks.stream().map(t -> String.valueOf(t.pid())).collect(Collectors.joining(", "));
+        String measured = "a multi-process NCCL job was measured to dump and restore with NCCL_P2P_DISABLE=1 "
+                + "NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 NCCL_SOCKET_IFNAME=lo NCCL_NVLS_ENABLE=0";
+        List<Integer> p2p = ranks.stream().filter(t -> !set(t, "NCCL_P2P_DISABLE", "1")).map(Task::pid).toList();
+        if (!p2p.isEmpty()) {
+            out.add(Kind.PROBLEM, "nccl", "NCCL ranks " + rankList + " may connect through NCCL's P2P transport (CUDA "
+                    + "IPC and peer access between their GPUs): NCCL_P2P_DISABLE is not 1 in " + pids(p2p)
+                    + "; the driver cannot restore peer access (README, known limit): start the job with "
+                    + "NCCL_P2P_DISABLE=1 (" + measured + ")");
+        }
+        List<Integer> shm = ranks.stream().filter(t -> !set(t, "NCCL_SHM_DISABLE", "1")).map(Task::pid).toList();
+        if (!shm.isEmpty()) {
+            out.add(Kind.PROBLEM, "nccl", "NCCL ranks " + rankList + " may connect through NCCL's SHM transport (host "
+                    + "memory shared between ranks and registered with CUDA): NCCL_SHM_DISABLE is not 1 in "
+                    + pids(shm) + ": start the job with NCCL_SHM_DISABLE=1 (" + measured + ")");
+        }
+        List<Integer> nvls = ranks.stream().filter(t -> !set(t, "NCCL_NVLS_ENABLE", "0")).map(Task::pid).toList();
+        if (!nvls.isEmpty()) {
+            out.add(Kind.NOTE, "nccl", "NCCL_NVLS_ENABLE is not 0 in " + pids(nvls) + ": on GPUs linked by NVSwitch "
+                    + "NCCL uses NVLink SHARP multicast memory, never tried with a checkpoint here; set "
+                    + "NCCL_NVLS_ENABLE=0");
+        }
+    }
+
+    private static boolean ncclLoaded(Task t) {
+        return t.maps().stream().anyMatch(m -> m.path().contains("libnccl"));
+    }
+
+    private static boolean set(Task t, String name, String value) {
+        return value.equals(t.env().get(name));
+    }
+
+    /**
+     * Whether {@code t} is its parent fork()ed without an exec since (a DataLoader worker, say): the vDSO sits where
+     * the parent's does. exec places it anew (at random unless address randomization is off).
+     */
+    private static boolean forkOfParent(JobTree tree, Task t) {
+        Task parent = tree.task(t.ppid());
+        if (parent == null) return false;
+        Optional<Long> mine = vdso(t), theirs = vdso(parent);
+        return mine.isPresent() && mine.equals(theirs);
+    }
+
+    private static Optional<Long> vdso(Task t) {
+        return t.maps().stream().filter(m -> m.path().equals("[vdso]")).map(Mapping::start).findFirst();
+    }
+}

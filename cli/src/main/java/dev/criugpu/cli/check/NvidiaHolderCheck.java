@@ -1,0 +1,40 @@
+package dev.criugpu.cli.check;
+
+import dev.criugpu.cli.check.JobCheck.Kind;
+import dev.criugpu.cli.check.ProcFs.Task;
+
+import java.util.List;
+import java.util.Set;
+
+import static dev.criugpu.cli.check.ProcPaths.nvidiaDevice;
+import static dev.criugpu.cli.check.Words.who;
+
+/** The tasks that hold NVIDIA device files, and what /proc cannot tell about them. */
+final class NvidiaHolderCheck implements Check {
+    @Override
+    public void run(JobTree tree, Findings out) {
+        List<Task> holders = tree.nvidiaHolders();
+        if (holders.isEmpty()) return;
+        for (Task t : holders) {
+            Set<String> files = ProcPaths.nvidiaFiles(t);
+            long fds = t.fds().values().stream().filter(ProcPaths::nvidiaDevice).count();
+            long maps = t.maps().stream().filter(m -> nvidiaDevice(m.path())).count();
+            long gpus = files.stream().filter(f -> f.matches("nvidia\\d+")).count();
+            String visible = t.env().get("CUDA_VISIBLE_DEVICES");
+            out.add(Kind.NOTE, "nvidia", who(t) + " holds NVIDIA device files: " + String.join(" ", files) + " (" + fds
+                    + " fds, " + maps + " mappings" + (visible == null ? "" : "; CUDA_VISIBLE_DEVICES=" + visible) + ")"
+                    + (gpus > 1 ? "; files of " + gpus + " GPUs: CUDA opens the file of every GPU it may use, so this "
+                    + "alone does not say it uses them all; a process that enabled peer access between its GPUs "
+                    + "cannot be restored (README, known limit)" : ""));
+        }
+        out.add(Kind.NOTE, "nvidia", "/proc cannot tell which of these tasks have CUDA state and which only inherited "
+                + "the files through fork() (the plugin handles both); criu-gpu cuda --get-state --pid PID asks the "
+                + "driver");
+        if (holders.size() > 1) {
+            out.add(Kind.NOTE, "nvidia", "/proc cannot show peer access or CUDA IPC between these tasks: the driver "
+                    + "maps every /dev/nvidiactl and /dev/nvidiaN file at offset 0 (it binds each mapping through an "
+                    + "ioctl first) and /dev/nvidia-uvm at offset = address, so equal offsets in two tasks mean "
+                    + "nothing; the hints are host memory shared between them and NCCL's settings");
+        }
+    }
+}
