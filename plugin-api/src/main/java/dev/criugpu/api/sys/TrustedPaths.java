@@ -84,6 +84,7 @@ public final class TrustedPaths {
             if (name.equals(".")) continue;
             if (name.equals("..")) {
                 if (real.getParent() != null) real = real.getParent();
+                attrs = attributes(file, real);
                 continue;
             }
             Path next = real.resolve(name);
