@@ -167,12 +167,14 @@ __attribute__((constructor)) static void shim_load(void)
 	/* criu's cr_plugin_ctl holds one 16-byte list head plus one per hook: its size tells criu's hook count */
 	if (ctl_addr && dladdr1(ctl_addr, &info, (void **)&ctl, RTLD_DL_SYMENT) && ctl && ctl->st_size >= 32)
 		g.criu_hook_count = (int)(ctl->st_size / 16) - 1;
-	/* JVM threads may run our code after criu dlclose()s plugins: stay mapped; keep an absolute plugin dir */
+	/* JVM threads may run our code after criu dlclose()s plugins: stay mapped. The plugin dir is kept as criu named
+	 * it (made absolute), unresolved: the trust checks walk its symlinks as given. */
 	if (dladdr((void *)&CR_PLUGIN_DESC, &self) && self.dli_fname) {
+		char cwd[PATH_MAX] = "";
 		dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
-		char *slash = realpath(self.dli_fname, g.plugin_dir) ? strrchr(g.plugin_dir, '/') : NULL;
-		if (slash)
-			*slash = '\0';
+		if (self.dli_fname[0] == '/' || getcwd(cwd, sizeof(cwd)))
+			snprintf(g.plugin_dir, sizeof(g.plugin_dir), "%s%s%s", cwd, cwd[0] ? "/" : "", self.dli_fname);
+		*(strrchr(g.plugin_dir, '/') ?: g.plugin_dir) = '\0';
 	}
 	int count = g.criu_hook_count > 0 ? g.criu_hook_count : FALLBACK_HOOK_COUNT;
 	CR_PLUGIN_DESC.max_hooks = count > MAX_HOOKS ? MAX_HOOKS : count;
@@ -181,41 +183,104 @@ __attribute__((constructor)) static void shim_load(void)
 			CR_PLUGIN_DESC.hooks[i] = trampolines[i];
 }
 
-/* DESIGN rule 11 (dev.criugpu.api.sys.TrustedPaths has the same rules): a regular file (symlinks resolved) that it and
- * every directory above it belong to root or to criu's user and no one else may write; a root-owned sticky directory
- * (/tmp) above it is fine, since only root can replace what root put there. */
-static int check_trusted(const char *path, char *why, size_t len)
+/* Why ST (a directory, symlink or file on the way to what the plugins load) is not trusted, or NULL: it must belong
+ * to root or to criu's user, and no one else may write it; a root-owned sticky directory (/tmp) is fine, since only
+ * root can replace what root put there. A symlink's own mode means nothing. */
+static const char *untrusted(const struct stat *st)
 {
-	char real[PATH_MAX];
-	struct stat st;
+	bool sticky = S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX) && st->st_uid == 0;
 
-	if (!realpath(path, real))
-		return snprintf(why, len, "%s: %s", path, strerror(errno)), -1;
-	for (bool file = true;; file = false) {
-		if (lstat(real, &st))
-			return snprintf(why, len, "%s: %s", real, strerror(errno)), -1;
-		bool sticky = !file && (st.st_mode & S_ISVTX) && st.st_uid == 0;
-		const char *bad = file && !S_ISREG(st.st_mode)		    ? "not a regular file"
-				  : st.st_uid != 0 && st.st_uid != geteuid() ? "owned by another user"
-				  : (st.st_mode & S_IWOTH) && !sticky	    ? "writable by everyone"
-				  : (st.st_mode & S_IWGRP) && !sticky	    ? "writable by its group"
-									    : NULL;
-		if (bad)
-			return snprintf(why, len, "refusing %s: %s is %s (owner uid %u, mode %04o); what the plugins load, "
-					"and every directory above it, must be writable by root only", path, real, bad,
-					(unsigned)st.st_uid, (unsigned)(st.st_mode & 07777)), -1;
-		char *slash = strrchr(real, '/');
-		if (!slash || real[1] == '\0')
-			return 0;
-		*(slash == real ? slash + 1 : slash) = '\0';
-	}
+	return st->st_uid != 0 && st->st_uid != geteuid()      ? "owned by another user"
+	       : S_ISLNK(st->st_mode)			       ? NULL
+	       : (st->st_mode & S_IWOTH) && !sticky	       ? "writable by everyone"
+	       : (st->st_mode & S_IWGRP) && !sticky	       ? "writable by its group"
+								: NULL;
 }
 
-static char opt_text[32768], java_home[PATH_MAX]; /* the JVM may keep pointers into its options */
-static JavaVMOption opts[64];
-static int n_opts;
+#define REFUSE(what, st, bad)                                                                                          \
+	(snprintf(why, len, "refusing %s: %s is %s (owner uid %u, mode %04o); what the plugins load, and every "       \
+		  "directory and symlink on the way to it, must be writable by root only", path, what, bad,             \
+		  (unsigned)(st).st_uid, (unsigned)((st).st_mode & 07777)), -1)
 
-/* Checks every absolute path an option hands the JVM: class path entries, the AOT cache, agents, properties. */
+/*
+ * DESIGN rule 11 (dev.criugpu.api.sys.TrustedPaths has the same rules): walks the absolute PATH as given, one component
+ * at a time, checking / and every directory, every symlink and (walked the same way) its target, and the regular file
+ * at the end; then opens that file and checks the fd is the file walked. Returns the fd (O_CLOEXEC): load through
+ * it, never through the path again. Once the walk passes, no one but root (or criu's user) can change anything on
+ * the way, so a name checked here still means the same file when the JVM opens it itself later.
+ */
+static int open_trusted(const char *path, char *why, size_t len)
+{
+	char real[PATH_MAX] = "", todo[PATH_MAX], target[PATH_MAX];
+	const char *bad;
+	struct stat st, fst;
+	int links = 0;
+
+	if (path[0] != '/')
+		return snprintf(why, len, "refusing %s: not an absolute path", path), -1;
+	if (lstat("/", &st))
+		return snprintf(why, len, "refusing %s: /: %s", path, strerror(errno)), -1;
+	if ((bad = untrusted(&st)))
+		return REFUSE("/", st, bad);
+	snprintf(todo, sizeof(todo), "%s", path);
+	for (char *rest = todo, *end;; rest = end) {
+		while (*rest == '/')
+			rest++;
+		if (!*rest)
+			break;
+		size_t n = strcspn(rest, "/"), at = strlen(real);
+		end = rest + n;
+		if (n == 1 && rest[0] == '.')
+			continue;
+		if (n == 2 && !strncmp(rest, "..", 2)) {
+			*(strrchr(real, '/') ?: real) = '\0';
+			continue;
+		}
+		if (at + 1 + n >= sizeof(real))
+			return snprintf(why, len, "refusing %s: the path is too long", path), -1;
+		snprintf(real + at, sizeof(real) - at, "/%.*s", (int)n, rest);
+		if (lstat(real, &st))
+			return snprintf(why, len, "refusing %s: %s: %s", path, real, strerror(errno)), -1;
+		if ((bad = untrusted(&st)))
+			return REFUSE(real, st, bad);
+		if (S_ISLNK(st.st_mode)) { /* go on with its target, then what followed the link */
+			ssize_t k = readlink(real, target, sizeof(target) - 1);
+			if (k < 0 || ++links > 40)
+				return snprintf(why, len, "refusing %s: %s: %s", path, real, k < 0 ? strerror(errno)
+							: "too many levels of symbolic links"), -1;
+			real[target[0] == '/' ? 0 : at] = '\0';
+			if ((size_t)k + strlen(end) >= sizeof(target))
+				return snprintf(why, len, "refusing %s: the path is too long", path), -1;
+			snprintf(target + k, sizeof(target) - k, "%s", end);
+			snprintf(todo, sizeof(todo), "%s", target);
+			end = todo;
+		}
+	}
+	if (!S_ISREG(st.st_mode))
+		return REFUSE(real[0] ? real : "/", st, "not a regular file");
+	int fd = open(real, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &fst) || fst.st_dev != st.st_dev || fst.st_ino != st.st_ino || untrusted(&fst)) {
+		snprintf(why, len, "refusing %s: %s %s", path, real, fd < 0 ? strerror(errno) : "changed while it was checked");
+		return fd >= 0 ? close(fd), -1 : -1;
+	}
+	return fd;
+}
+
+/* Checks PATH (open_trusted) for a file the JVM opens itself. */
+static int check_trusted(const char *path, char *why, size_t len)
+{
+	int fd = open_trusted(path, why, len);
+
+	return fd < 0 ? -1 : (close(fd), 0);
+}
+
+static char opt_text[32768], java_home[PATH_MAX], aot_opt[64]; /* the JVM may keep pointers into its options */
+static JavaVMOption opts[64];
+static int n_opts, aot_fd = -1;
+#define AOT_OPTION "-XX:AOTCache="
+
+/* Checks every absolute path an option hands the JVM: class path entries, agents, properties. The JVM opens them
+ * itself, by these names (the AOT cache records the class path, so /proc/self/fd names would void it). */
 static int check_option_paths(const char *opt, char *why, size_t len)
 {
 	char words[PATH_MAX * 4], *save = NULL;
@@ -238,13 +303,13 @@ static int read_options(char *why, size_t len)
 	if (access(path, F_OK) == 0 && check_trusted(path, why, len))
 		return -1;
 	snprintf(path, sizeof(path), "%s/java/jvm.options", g.plugin_dir);
-	if (check_trusted(path, why, len))
+	int fd = open_trusted(path, why, len);
+	if (fd < 0)
 		return -1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, opt_text, sizeof(opt_text) - 1);
-	if (n < 0)
-		return snprintf(why, len, "cannot read %s: %s", path, strerror(errno)), close(fd), -1;
+	ssize_t n = read(fd, opt_text, sizeof(opt_text) - 1);
 	close(fd);
+	if (n < 0)
+		return snprintf(why, len, "cannot read %s: %s", path, strerror(errno)), -1;
 	opt_text[n] = '\0';
 	opts[0] = (JavaVMOption){ .optionString = "vfprintf", .extraInfo = (void *)jvm_vfprintf };
 	n_opts = 1;
@@ -255,7 +320,14 @@ static int read_options(char *why, size_t len)
 			continue;
 		else if (n_opts == sizeof(opts) / sizeof(opts[0]))
 			return snprintf(why, len, "%s holds more than %d options", path, n_opts - 1), -1;
-		else if (check_option_paths(line, why, len))
+		else if (!strncmp(line, AOT_OPTION, strlen(AOT_OPTION))) { /* the JVM maps the cache we checked */
+			if (aot_fd >= 0)
+				return snprintf(why, len, "%s names more than one AOT cache", path), -1;
+			if ((aot_fd = open_trusted(line + strlen(AOT_OPTION), why, len)) < 0)
+				return -1;
+			snprintf(aot_opt, sizeof(aot_opt), AOT_OPTION "/proc/self/fd/%d", aot_fd);
+			opts[n_opts++].optionString = aot_opt;
+		} else if (check_option_paths(line, why, len))
 			return -1;
 		else
 			opts[n_opts++].optionString = line;
@@ -292,16 +364,22 @@ static JNIEnv *create_or_join_jvm(char *why, size_t len)
 	jsize n = 0;
 
 	snprintf(libjvm, sizeof(libjvm), "%s/lib/server/libjvm.so", java_home);
-	if (check_trusted(libjvm, why, len))
+	int fd = open_trusted(libjvm, why, len);
+	if (fd < 0)
 		return NULL;
-	void *h = dlopen(libjvm, RTLD_NOW | RTLD_GLOBAL);
+	/* Loaded through the fd checked. It stays open: the JVM finds its JDK by realpath() of the name it was loaded
+	 * by, which /proc resolves through this fd. A second plugin's dlopen finds the loaded library by inode. */
+	char by_fd[32];
+	snprintf(by_fd, sizeof(by_fd), "/proc/self/fd/%d", fd);
+	void *h = dlopen(by_fd, RTLD_NOW | RTLD_GLOBAL);
 	jint (*created)(JavaVM **, jsize, jsize *) = h ? dlsym(h, "JNI_GetCreatedJavaVMs") : NULL;
 	jint (*create)(JavaVM **, void **, void *) = h ? dlsym(h, "JNI_CreateJavaVM") : NULL;
 	if (!created || !create)
-		return snprintf(why, len, "%s: %s", libjvm, h ? "no JNI invocation API" : dlerror()), NULL;
+		return snprintf(why, len, "%s: %s", libjvm, h ? "no JNI invocation API" : dlerror()), close(fd), NULL;
 	if (created(&vm, 1, &n) == JNI_OK && n > 0) /* attaching criu's main thread again is a no-op */
-		return (*vm)->AttachCurrentThread(vm, (void **)&env, NULL) ? snprintf(why, len, "cannot join the JVM"), NULL
-									    : env;
+		return close(fd), (*vm)->AttachCurrentThread(vm, (void **)&env, NULL)
+					  ? snprintf(why, len, "cannot join the JVM"), NULL
+					  : env;
 	for (int i = 0; i < 2; i++)
 		if ((saved[i] = getenv(jvm_env[i])) && (saved[i] = strdup(saved[i])))
 			unsetenv(jvm_env[i]);
@@ -363,6 +441,8 @@ static int start_java(bool park)
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		flush_jvm_output();
 	}
+	if (aot_fd >= 0) /* the JVM mapped it, if it started */
+		close(aot_fd), aot_fd = -1;
 	if (rc)
 		shim_log(LOG_ERROR, "%s: %s", env ? "the Java side refused this command" : "cannot start the JVM", why);
 	g.java_ready = rc == 0;

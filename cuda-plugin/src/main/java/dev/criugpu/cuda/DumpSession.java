@@ -4,6 +4,7 @@ import dev.criugpu.api.CriuException;
 import dev.criugpu.api.CriuServices;
 import dev.criugpu.api.Errno;
 import dev.criugpu.api.Interrupts;
+import dev.criugpu.api.sys.ImageFiles;
 import dev.criugpu.api.sys.Tasks;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
@@ -25,7 +26,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -85,7 +85,7 @@ final class DumpSession {
             stale.add(dir.resolve(dev.criugpu.cuda.inherited.InheritedDevices.IMAGE));
             for (Path f : stale) {
                 try {
-                    Files.deleteIfExists(f);
+                    ImageFiles.delete(dir, f.getFileName().toString());
                 } catch (IOException e) {
                     throw new CriuException(Errno.EIO, f + ": cannot remove what an earlier dump left: " + e.getMessage());
                 }

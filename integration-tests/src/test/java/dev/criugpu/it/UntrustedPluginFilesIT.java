@@ -23,7 +23,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * cache) its group may write makes each plugin log one refusal line and start no JVM, and a CPU-only dump still
  * succeeds; the same dir put right loads as before; an image that needs the plugin fails to restore with that line.
  * criu's environment does not reach the JVM: JAVA_TOOL_OPTIONS and _JAVA_OPTIONS are kept away from it, and a
- * relative CRIU_GPU_JAVA_HOME is refused.
+ * relative CRIU_GPU_JAVA_HOME is refused. Issue 22: a plugin dir or JDK that is itself fine but reached through a
+ * directory or symlink another user owns (who could point it elsewhere after the check) is refused the same way.
  */
 @ExtendWith(DockerRequired.class)
 class UntrustedPluginFilesIT {
@@ -63,6 +64,68 @@ class UntrustedPluginFilesIT {
         lib.chmod("g-w", file);
         CounterWorkload again = CounterWorkload.startSingle(criu, name + "-fixed");
         CriuRun fixed = forcedDump(again.rootPid(), name + "-fixed.img", lib).runIn(criu).orFail();
+        assertEquals(List.of(), fixed.logLinesContaining("refusing"));
+        HookTrace.assertTraced(fixed, HookTrace.CUDA, "PAUSE_DEVICES", HookTrace.pid(again.rootPid()));
+        again.awaitGone();
+    }
+
+    /** One refusal line per plugin, beginning with {@code refusal}; no JVM loaded; the CPU-only dump worked. */
+    private static void assertRefusedWithoutJvm(CriuContainer criu, CriuRun dump, CounterWorkload counter,
+                                                String images, String refusal) {
+        for (String plugin : HookTrace.PLUGINS) {
+            List<String> lines = dump.logLinesContaining("Error (" + plugin + "): cannot start the JVM: " + refusal);
+            assertEquals(1, lines.size(), plugin + " refusal lines; plugin lines:\n"
+                    + String.join("\n", dump.logLinesContaining(plugin)));
+            assertEquals(1, dump.logLinesContaining("Error (" + plugin + ")").size(), "more than one error line");
+        }
+        assertEquals(List.of(), dump.result().stderr().lines().filter(l -> l.contains("libjvm")).toList(),
+                "criu loaded the JVM");
+        assertEquals(List.of(), dump.logLinesContaining("entered Java"));
+        counter.awaitGone();
+        assertTrue(criu.fileExists(images + "/pages-1.img"), "the CPU-only dump wrote no pages");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"directory", "symlink"})
+    void aPluginDirReachedThroughSomethingAnotherUserOwnsIsRefused(String owned) {
+        CriuContainer criu = shared.get();
+        PluginDirCopy lib = PluginDirCopy.make(criu, COPY);
+        // the copy itself is root's and fine; only the way to it belongs to uid 1000
+        String link = owned.equals("directory") ? "/tmp/theirs/lib" : "/tmp/their-lib";
+        String theirs = owned.equals("directory") ? "/tmp/theirs" : link;
+        criu.sh("rm -rf /tmp/theirs /tmp/their-lib && mkdir -p /tmp/theirs && chown 1000 /tmp/theirs && ln -s "
+                + lib.dir + " " + link + " && chown -h 1000 " + theirs).orFail();
+        String name = "/tmp/through-" + owned;
+        CounterWorkload counter = CounterWorkload.startSingle(criu, name);
+        CriuRun dump = CriuCommand.dump(counter.rootPid(), name + ".img").args("--lib", link).forced()
+                .env("LD_DEBUG", "files").runIn(criu).orFail();
+        assertTrue(dump.result().stderr().contains(link + "/cuda_plugin.so"), "criu did not load the plugins");
+        assertRefusedWithoutJvm(criu, dump, counter, name + ".img", "refusing " + link + "/java/criu-gpu.cfg: "
+                + theirs + " is owned by another user (owner uid 1000, mode ");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"directory", "symlink"})
+    void aJdkReachedThroughSomethingAnotherUserOwnsIsRefused(String owned) {
+        CriuContainer criu = shared.get();
+        PluginDirCopy lib = PluginDirCopy.make(criu, COPY);
+        String jdk = PluginDir.fromBuild().javaHome().toString();
+        String link = owned.equals("directory") ? "/tmp/theirs/jdk" : "/tmp/their-jdk";
+        String theirs = owned.equals("directory") ? "/tmp/theirs" : link;
+        criu.sh("rm -rf /tmp/theirs /tmp/their-jdk && mkdir -p /tmp/theirs && chown 1000 /tmp/theirs && ln -s "
+                + jdk + " " + link + " && chown -h 1000 " + theirs).orFail();
+        String name = "/tmp/jdk-through-" + owned;
+        CounterWorkload counter = CounterWorkload.startSingle(criu, name);
+        CriuRun dump = forcedDump(counter.rootPid(), name + ".img", lib).env("CRIU_GPU_JAVA_HOME", link)
+                .env("LD_DEBUG", "files").runIn(criu).orFail();
+        assertRefusedWithoutJvm(criu, dump, counter, name + ".img", "refusing " + link + "/lib/server/libjvm.so: "
+                + theirs + " is owned by another user (owner uid 1000, mode ");
+
+        // the same JDK named by a root-owned link in a root-owned dir loads
+        criu.sh("rm -f /tmp/their-jdk && ln -sfn " + jdk + " /tmp/root-jdk").orFail();
+        CounterWorkload again = CounterWorkload.startSingle(criu, name + "-fixed");
+        CriuRun fixed = forcedDump(again.rootPid(), name + "-fixed.img", lib).env("CRIU_GPU_JAVA_HOME", "/tmp/root-jdk")
+                .runIn(criu).orFail();
         assertEquals(List.of(), fixed.logLinesContaining("refusing"));
         HookTrace.assertTraced(fixed, HookTrace.CUDA, "PAUSE_DEVICES", HookTrace.pid(again.rootPid()));
         again.awaitGone();

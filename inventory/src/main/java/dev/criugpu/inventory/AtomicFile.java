@@ -4,11 +4,10 @@ import dev.criugpu.api.sys.ImageFiles;
 
 import java.io.IOException;
 import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermission;
+import java.util.Optional;
+import java.util.Set;
 
 /**
  * A file written under a temporary dot-name next to its target and made visible only by {@link #commit}: fsync,
@@ -65,16 +64,15 @@ final class AtomicFile implements AutoCloseable {
         try {
             channel.force(syncMetadata);
             channel.close();
-            if (keepPermissions && Files.exists(target)) {
-                Files.setPosixFilePermissions(temp, Files.getPosixFilePermissions(target));
+            Path dir = temp.getParent();
+            String name = target.getFileName().toString();
+            if (keepPermissions) {
+                Optional<Set<PosixFilePermission>> was = ImageFiles.permissions(dir, name);
+                if (was.isPresent()) ImageFiles.setPermissions(dir, temp.getFileName().toString(), was.get());
             }
-            try {
-                Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException e) {
-                throw new ImageException(target, "cannot rename atomically in " + temp.getParent(), e);
-            }
+            ImageFiles.rename(dir, temp.getFileName().toString(), name);
             done = true;
-            syncDirectory(target.toAbsolutePath().getParent());
+            ImageFiles.syncDirectory(dir);
         } catch (ImageException e) {
             close();
             throw e;
@@ -95,17 +93,9 @@ final class AtomicFile implements AutoCloseable {
             // deleting the temporary file below is what matters
         }
         try {
-            Files.deleteIfExists(temp);
+            ImageFiles.delete(temp.getParent(), temp.getFileName().toString());
         } catch (IOException ignored) {
             // a leftover dot-file is harmless; criu never reads it
-        }
-    }
-
-    private static void syncDirectory(Path dir) {
-        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-            d.force(true);
-        } catch (IOException ignored) {
-            // some filesystems refuse fsync on directories; the rename itself is already atomic
         }
     }
 }

@@ -4,6 +4,7 @@ import dev.criugpu.api.bindings.criu_gpu_services;
 import dev.criugpu.api.plan.ChildPlan;
 import dev.criugpu.api.plan.Fdstore;
 import dev.criugpu.api.plan.PlanCalls;
+import dev.criugpu.api.sys.ImageFiles;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -118,15 +119,22 @@ final class NativeCriuServices implements CriuServices {
         return fd < 0 ? Optional.empty() : Optional.of(fd);
     }
 
+    /**
+     * The path names the directory in messages and to other processes; the files the plugins create, rename and
+     * remove there ({@link ImageFiles}) go through criu's fd, whatever the path comes to mean after criu opened it.
+     */
     @Override
     public Optional<Path> imageDir() {
         return imageDirFd().map(fd -> {
             Path link = Path.of("/proc/self/fd/" + fd);
+            Path dir;
             try {
-                return link.toRealPath();
+                dir = link.toRealPath();
             } catch (java.io.IOException e) {
-                return link;
+                dir = link;
             }
+            ImageFiles.useDirectoryFd(dir, fd);
+            return dir;
         });
     }
 

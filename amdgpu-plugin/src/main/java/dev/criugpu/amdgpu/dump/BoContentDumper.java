@@ -10,10 +10,10 @@ import dev.criugpu.amdgpu.topology.NodeProperty;
 import dev.criugpu.amdgpu.topology.Topology;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
+import dev.criugpu.api.sys.ImageFiles;
 import dev.criugpu.api.sys.Syscalls;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -62,7 +62,7 @@ public final class BoContentDumper {
         for (GpuJob job : jobs) {
             if (job.failure != null) continue;
             try {
-                Files.deleteIfExists(imagesDir.resolve(job.fileName));
+                ImageFiles.delete(imagesDir, job.fileName);
             } catch (IOException e) {
                 first.addSuppressed(e);
             }

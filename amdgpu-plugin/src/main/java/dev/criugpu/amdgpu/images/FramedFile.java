@@ -12,7 +12,6 @@ import java.nio.channels.SeekableByteChannel;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 
 /**
@@ -45,7 +44,7 @@ public final class FramedFile {
                 writeFully(ch, header(payload.length));
                 writeFully(ch, ByteBuffer.wrap(payload));
             }
-            Files.move(temp, dir.resolve(name), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            ImageFiles.rename(dir, temp.getFileName().toString(), name);
         } catch (IOException e) {
             deleteQuietly(temp);
             throw new CriuException(Errno.EIO, name + ": cannot write: " + e.getMessage(), e);
@@ -55,7 +54,7 @@ public final class FramedFile {
     /** Removes a file of ours that a failure left behind; never throws (used on failure paths). */
     static void deleteQuietly(Path file) {
         try {
-            if (file != null) Files.deleteIfExists(file);
+            if (file != null) ImageFiles.delete(file.getParent(), file.getFileName().toString());
         } catch (IOException ignored) {
             // the failure being reported matters more; a leftover dot-file is never read
         }

@@ -7,9 +7,7 @@ import dev.criugpu.api.sys.ImageFiles;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 
 /**
  * Writes one {@code amdgpu-pages-<id>-<gpu>.img}: the header holds the total announced up front (the sum of the
@@ -20,8 +18,8 @@ import java.nio.file.StandardCopyOption;
  */
 public final class PagesFileWriter implements AutoCloseable {
     private final String name;
-    private final Path file;
-    private final Path partial;
+    private final Path dir;
+    private final String partial;
     private final long total;
     private final FileChannel ch;
     private long written;
@@ -30,11 +28,11 @@ public final class PagesFileWriter implements AutoCloseable {
     public PagesFileWriter(Path dir, String name, long total) {
         this.name = name;
         this.total = total;
-        this.file = dir.resolve(name);
-        this.partial = dir.resolve(name + ".partial");
+        this.dir = dir;
+        this.partial = name + ".partial";
         try {
-            Files.deleteIfExists(partial);
-            this.ch = ImageFiles.createNew(dir, partial.getFileName().toString());
+            ImageFiles.delete(dir, partial);
+            this.ch = ImageFiles.createNew(dir, partial);
         } catch (IOException e) {
             throw new CriuException(Errno.EIO, name + ": cannot create: " + e.getMessage(), e);
         }
@@ -77,7 +75,7 @@ public final class PagesFileWriter implements AutoCloseable {
             // the file is deleted anyway
         }
         try {
-            Files.deleteIfExists(partial);
+            ImageFiles.delete(dir, partial);
         } catch (IOException ignored) {
             // nothing better to do on a failure path; the .partial name never looks complete
         }
@@ -93,10 +91,10 @@ public final class PagesFileWriter implements AutoCloseable {
         finished = true;
         try {
             ch.close();
-            Files.move(partial, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            ImageFiles.rename(dir, partial, name);
         } catch (IOException e) {
             try {
-                Files.deleteIfExists(partial);
+                ImageFiles.delete(dir, partial);
             } catch (IOException ignored) {
                 // already failing
             }

@@ -3,6 +3,7 @@ package dev.criugpu.cuda.inherited;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.DeviceFile;
 import dev.criugpu.api.Errno;
+import dev.criugpu.api.sys.ImageFiles;
 import dev.criugpu.cuda.image.CudaInheritedEntry;
 import dev.criugpu.cuda.image.CudaInheritedFile;
 import dev.criugpu.inventory.ImageException;
@@ -98,7 +99,7 @@ public final class InheritedDevices {
         Path file = imageDir.resolve(IMAGE);
         CudaInheritedEntry e = CudaInheritedEntry.newBuilder().addAllFiles(files).setMappings(mappings).build();
         try {
-            Files.deleteIfExists(file);
+            ImageFiles.delete(imageDir, IMAGE);
             ImageIO.writeEntries(file, MAGIC, List.of(e));
         } catch (IOException e1) {
             throw new CriuException(Errno.EIO, file + ": cannot write: " + e1.getMessage());

@@ -20,7 +20,9 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * The syscall seam: the few libc entry points the plugins use on device files (open, close, ioctl, mmap,
  * munmap, fstat) and for named semaphores (sem_open, sem_close: hsakmt's). In production they are libc's; tests bind
  * the same signatures from a simulator library (the simulated KFD's {@code libkfdsim.so}, names prefixed
- * {@code kfdsim_}). errno is captured right after each call.
+ * {@code kfdsim_}). The calls on files relative to a directory fd (openat, renameat, unlinkat, and fstat of what they
+ * open) are always libc's: image files are real files under a simulated device too. errno is captured right after
+ * each call.
  */
 public final class Syscalls {
     private static final Linker LINKER = Linker.nativeLinker();
@@ -30,8 +32,16 @@ public final class Syscalls {
 
     public static final int O_RDONLY = 0;
     public static final int O_RDWR = 2;
+    public static final int O_WRONLY = 1;
     public static final int O_CREAT = 0x40;
+    public static final int O_EXCL = 0x80;
+    public static final int O_NONBLOCK = 0x800;
+    public static final int O_DIRECTORY = 0x10000;
+    public static final int O_NOFOLLOW = 0x20000;
     public static final int O_CLOEXEC = 0x80000;
+    public static final int S_IFMT = 0170000;
+    public static final int S_IFREG = 0100000;
+    public static final int S_IFDIR = 0040000;
     public static final int PROT_READ = 1;
     public static final int PROT_WRITE = 2;
     public static final int MAP_SHARED = 1;
@@ -45,6 +55,10 @@ public final class Syscalls {
     private final MethodHandle fstat;
     private final MethodHandle semOpen;
     private final MethodHandle semClose;
+    private final MethodHandle openat;
+    private final MethodHandle renameat;
+    private final MethodHandle unlinkat;
+    private final MethodHandle fileStat;
 
     private Syscalls(String origin, SymbolLookup lookup, String prefix) {
         this.origin = origin;
@@ -60,6 +74,12 @@ public final class Syscalls {
         semOpen = bind(lookup, prefix + "sem_open", FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT),
                 Linker.Option.firstVariadicArg(2));
         semClose = bind(lookup, prefix + "sem_close", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+        SymbolLookup libc = LINKER.defaultLookup();
+        openat = bind(libc, "openat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT),
+                Linker.Option.firstVariadicArg(3));
+        renameat = bind(libc, "renameat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
+        unlinkat = bind(libc, "unlinkat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
+        fileStat = bind(libc, "fstat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
     }
 
     private static MethodHandle bind(SymbolLookup lookup, String name, FunctionDescriptor d, Linker.Option... extra) {
@@ -170,6 +190,69 @@ public final class Syscalls {
             throw e;
         } catch (Throwable t) {
             throw new IllegalStateException("fstat", t);
+        }
+    }
+
+    /** What fstat(2) says of an open file: enough to tell what it is, whose, and whether it is the one expected. */
+    public record FileStat(long dev, long ino, int mode, int uid, long size) {
+        public boolean isRegularFile() {
+            return (mode & S_IFMT) == S_IFREG;
+        }
+    }
+
+    /** fstat(2) of {@code fd}; always libc's. */
+    public FileStat fileStat(int fd) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(CALL_STATE);
+            MemorySegment st = stat.allocate(a);
+            if ((int) fileStat.invokeExact(state, fd, st) < 0) throw failure("fstat fd " + fd, errno(state));
+            return new FileStat(stat.st_dev(st), stat.st_ino(st), stat.st_mode(st), stat.st_uid(st), stat.st_size(st));
+        } catch (SyscallException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("fstat", t);
+        }
+    }
+
+    /** openat(dirFd, name, flags, mode): a new fd, or a {@link SyscallException} naming {@code name}. */
+    public int openat(int dirFd, String name, int flags, int mode) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(CALL_STATE);
+            int fd = (int) openat.invokeExact(state, dirFd, a.allocateFrom(name), flags, mode);
+            if (fd < 0) throw failure("open " + name, errno(state));
+            return fd;
+        } catch (SyscallException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("openat " + name, t);
+        }
+    }
+
+    /** renameat(dirFd, from, dirFd, to): replaces whatever is at {@code to}, never following a symlink there. */
+    public void renameat(int dirFd, String from, String to) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(CALL_STATE);
+            if ((int) renameat.invokeExact(state, dirFd, a.allocateFrom(from), dirFd, a.allocateFrom(to)) < 0) {
+                throw failure("rename " + from + " to " + to, errno(state));
+            }
+        } catch (SyscallException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("renameat " + from, t);
+        }
+    }
+
+    /** unlinkat(dirFd, name, 0): false when there was nothing of that name. */
+    public boolean unlinkat(int dirFd, String name) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(CALL_STATE);
+            if ((int) unlinkat.invokeExact(state, dirFd, a.allocateFrom(name), 0) == 0) return true;
+            if (errno(state) == Errno.ENOENT) return false;
+            throw failure("unlink " + name, errno(state));
+        } catch (SyscallException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("unlinkat " + name, t);
         }
     }
 

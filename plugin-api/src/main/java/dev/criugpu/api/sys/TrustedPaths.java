@@ -5,63 +5,135 @@ import dev.criugpu.api.Errno;
 import dev.criugpu.api.bindings.libc_h;
 
 import java.io.IOException;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.util.Optional;
+import java.nio.file.StandardOpenOption;
+import java.util.Map;
 
 /**
- * Whether a file is safe for criu, running as root, to execute or load (DESIGN rule 11): the rules the shim
- * applies to what it hands the JVM (native/src/criu_gpu_shim.c, check_trusted). The file, symlinks resolved, must be
- * a regular file, and it and every directory above it owned by root (or by the user criu runs as) and writable by
- * no one else; a root-owned sticky directory (/tmp) above it is fine, since only root can replace what root put
- * there.
+ * Whether a file is safe for criu, running as root, to execute or load (DESIGN rule 11): the rules the shim applies
+ * to what it hands the JVM (native/src/criu_gpu_shim.c, open_trusted). The path is walked as given, one component at
+ * a time: / and every directory, every symlink on the way (and, walked the same way, its target) and the regular file
+ * at the end must belong to root (or to the user criu runs as) and be writable by no one else; a root-owned sticky
+ * directory (/tmp) is fine, since only root can replace what root put there. Once that holds, no one else can change
+ * what the path leads to, so a program started by that path later (the CUDA agent's java) runs the file checked.
  */
 public final class TrustedPaths {
     private static final int S_IWGRP = 0020;
     private static final int S_IWOTH = 0002;
     private static final int S_ISVTX = 01000;
+    private static final int MAX_LINKS = 40;
+    private static final Syscalls SYS = Syscalls.libc();
 
     private TrustedPaths() {
     }
 
-    /** The file's real (absolute, symlink-free) path; fails with one line naming the file and the reason. */
+    /** The file's real path (absolute, symlink-free) once it is checked; fails with one line naming it and why. */
     public static Path requireSafeToLoad(Path file) {
-        Path real;
-        try {
-            real = file.toRealPath();
-        } catch (IOException e) {
-            throw new CriuException(Errno.ENOENT, "refusing " + file + ": " + e.getMessage());
-        }
-        problem(real).ifPresent(why -> {
-            throw new CriuException(Errno.EPERM, "refusing " + file + ": " + why
-                    + "; what the plugins load, and every directory above it, must be writable by root only");
-        });
-        return real;
+        return walk(file).real;
     }
 
-    /** Why {@code real} (a real path) is not safe, or empty. */
-    static Optional<String> problem(Path real) {
-        int euid = libc_h.geteuid();
-        boolean file = true;
-        for (Path p = real; p != null; p = p.getParent(), file = false) {
-            int uid;
-            int mode;
-            try {
-                uid = (int) Files.getAttribute(p, "unix:uid", LinkOption.NOFOLLOW_LINKS);
-                mode = (int) Files.getAttribute(p, "unix:mode", LinkOption.NOFOLLOW_LINKS);
-            } catch (IOException e) {
-                return Optional.of(p + ": " + e.getMessage());
-            }
-            boolean sticky = !file && (mode & S_ISVTX) != 0 && uid == 0;
-            String bad = file && !Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS) ? "not a regular file"
-                    : uid != 0 && uid != euid ? "owned by another user"
-                    : (mode & S_IWOTH) != 0 && !sticky ? "writable by everyone"
-                    : (mode & S_IWGRP) != 0 && !sticky ? "writable by its group" : null;
-            if (bad != null) {
-                return Optional.of(String.format("%s is %s (owner uid %d, mode %04o)", p, bad, uid, mode & 07777));
-            }
+    /**
+     * The file, checked and opened for reading: the channel is on the file that was walked (its fd is compared with
+     * the walk's last component), so a file put at that name afterwards is not the one read.
+     */
+    public static FileChannel openSafeToLoad(Path file) {
+        Walked w = walk(file);
+        int fd;
+        try {
+            fd = SYS.open(w.real.toString(), Syscalls.O_RDONLY | Syscalls.O_NOFOLLOW | Syscalls.O_NONBLOCK
+                    | Syscalls.O_CLOEXEC);
+        } catch (SyscallException e) {
+            throw new CriuException(e.errno(), "refusing " + file + ": " + w.real + ": " + Errno.name(e.errno()));
         }
-        return Optional.empty();
+        try {
+            Syscalls.FileStat st = SYS.fileStat(fd);
+            if (st.dev() != w.dev || st.ino() != w.ino || !st.isRegularFile() || untrusted(st.uid(), st.mode()) != null) {
+                throw new CriuException(Errno.EPERM, "refusing " + file + ": " + w.real + " changed while it was checked");
+            }
+            // the JDK opens channels only by name: /proc/self/fd/N is the file open as fd N, not a path looked up again
+            return FileChannel.open(Path.of("/proc/self/fd/" + fd), StandardOpenOption.READ);
+        } catch (IOException e) {
+            throw new CriuException(Errno.EIO, "refusing " + file + ": " + e.getMessage());
+        } finally {
+            SYS.close(fd);
+        }
+    }
+
+    /** Where a walk ended: the real path and the identity of the regular file there. */
+    private record Walked(Path real, long dev, long ino) {
+    }
+
+    private static Walked walk(Path file) {
+        if (!file.isAbsolute()) throw new CriuException(Errno.EINVAL, "refusing " + file + ": not an absolute path");
+        Path real = file.getRoot();
+        Map<String, Object> attrs = attributes(file, real);
+        refuseIfUntrusted(file, real, attrs);
+        StringBuilder todo = new StringBuilder(file.toString());
+        int links = 0;
+        while (true) {
+            int start = 0;
+            while (start < todo.length() && todo.charAt(start) == '/') start++;
+            if (start == todo.length()) break;
+            int end = todo.indexOf("/", start);
+            if (end < 0) end = todo.length();
+            String name = todo.substring(start, end);
+            todo.delete(0, end);
+            if (name.equals(".")) continue;
+            if (name.equals("..")) {
+                if (real.getParent() != null) real = real.getParent();
+                attrs = attributes(file, real);
+                continue;
+            }
+            Path next = real.resolve(name);
+            attrs = attributes(file, next);
+            refuseIfUntrusted(file, next, attrs);
+            if (!(boolean) attrs.get("isSymbolicLink")) {
+                real = next;
+                continue;
+            }
+            if (++links > MAX_LINKS) {
+                throw new CriuException(Errno.ELOOP, "refusing " + file + ": " + next + ": too many levels of symbolic links");
+            }
+            try {
+                todo.insert(0, Files.readSymbolicLink(next).toString());
+            } catch (IOException e) {
+                throw new CriuException(Errno.EIO, "refusing " + file + ": " + next + ": " + e.getMessage());
+            }
+            if (todo.charAt(0) == '/') real = real.getRoot();
+        }
+        if (!(boolean) attrs.get("isRegularFile")) refuse(file, real, attrs, "not a regular file");
+        return new Walked(real, ((Number) attrs.get("dev")).longValue(), ((Number) attrs.get("ino")).longValue());
+    }
+
+    private static Map<String, Object> attributes(Path file, Path p) {
+        try {
+            return Files.readAttributes(p, "unix:uid,mode,dev,ino,isSymbolicLink,isRegularFile", LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException e) {
+            throw new CriuException(Errno.ENOENT, "refusing " + file + ": " + p + ": " + e.getMessage());
+        }
+    }
+
+    private static void refuseIfUntrusted(Path file, Path p, Map<String, Object> attrs) {
+        String bad = untrusted((int) attrs.get("uid"), (int) attrs.get("mode"));
+        if (bad != null) refuse(file, p, attrs, bad);
+    }
+
+    private static void refuse(Path file, Path p, Map<String, Object> attrs, String bad) {
+        throw new CriuException(Errno.EPERM, String.format("refusing %s: %s is %s (owner uid %d, mode %04o); what the "
+                + "plugins load, and every directory and symlink on the way to it, must be writable by root only",
+                file, p, bad, (int) attrs.get("uid"), (int) attrs.get("mode") & 07777));
+    }
+
+    /** Why a file of this owner and st_mode is not trusted, or null. */
+    private static String untrusted(int uid, int mode) {
+        boolean link = (mode & Syscalls.S_IFMT) == 0120000;
+        boolean sticky = (mode & Syscalls.S_IFMT) == Syscalls.S_IFDIR && (mode & S_ISVTX) != 0 && uid == 0;
+        return uid != 0 && uid != libc_h.geteuid() ? "owned by another user"
+                : link ? null
+                : (mode & S_IWOTH) != 0 && !sticky ? "writable by everyone"
+                : (mode & S_IWGRP) != 0 && !sticky ? "writable by its group" : null;
     }
 }

@@ -3,12 +3,15 @@ package dev.criugpu.api.sys;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.Optional;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -49,6 +52,47 @@ class ImageFilesTest {
         t.channel().close();
         assertEquals(images, t.path().getParent());
         assertTrue(t.path().getFileName().toString().matches("\\.inventory\\.img\\.[0-9a-f]+\\.tmp"), t.path().toString());
+    }
+
+    @Test
+    void filesOfADirectoryBoundToAnFdGoThereWhateverItsPathComesToMean() throws Exception {
+        Path dir = Files.createDirectory(elsewhere.resolve("images"));
+        int fd = Syscalls.libc().open(dir.toString(), Syscalls.O_RDONLY | Syscalls.O_DIRECTORY | Syscalls.O_CLOEXEC);
+        try {
+            ImageFiles.useDirectoryFd(dir, fd);
+            Path moved = Files.move(dir, elsewhere.resolve("moved"));
+            Files.createSymbolicLink(dir, images); // the old path now leads somewhere else
+            try (FileChannel ch = ImageFiles.createNew(dir, "cuda-plugin-9.img")) {
+                ch.write(ByteBuffer.wrap(new byte[]{9}));
+            }
+            ImageFiles.Temporary t = ImageFiles.createTemporary(dir, "inventory.img");
+            t.channel().close();
+            ImageFiles.rename(dir, t.path().getFileName().toString(), "inventory.img");
+            assertTrue(ImageFiles.delete(dir, "cuda-plugin-9.img"));
+            assertFalse(ImageFiles.delete(dir, "cuda-plugin-9.img"));
+            try (var listed = Files.list(moved)) {
+                assertEquals(List.of(moved.resolve("inventory.img")), listed.toList());
+            }
+            try (var listed = Files.list(images)) {
+                assertEquals(List.of(), listed.toList(), "a file went where the path leads now");
+            }
+        } finally {
+            Syscalls.libc().close(fd);
+        }
+    }
+
+    @Test
+    void permissionsAreCopiedFromARegularFileOnlyAndNeverSetThroughASymlink() throws Exception {
+        Path victim = Files.writeString(elsewhere.resolve("shadow"), "root:x:0:0\n");
+        Files.setPosixFilePermissions(victim, PosixFilePermissions.fromString("rw-------"));
+        Files.createSymbolicLink(images.resolve("inventory.img"), victim);
+        assertEquals(Optional.empty(), ImageFiles.permissions(images, "inventory.img"));
+        assertThrows(IOException.class, () -> ImageFiles.setPermissions(images, "inventory.img",
+                PosixFilePermissions.fromString("rwxrwxrwx")));
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(victim)));
+        Files.writeString(images.resolve("pstree.img"), "");
+        Files.setPosixFilePermissions(images.resolve("pstree.img"), PosixFilePermissions.fromString("rw-r-----"));
+        assertEquals(Optional.of(PosixFilePermissions.fromString("rw-r-----")), ImageFiles.permissions(images, "pstree.img"));
     }
 
     @Test
