@@ -114,7 +114,8 @@ restore_default_plugins() {
 
 # ------------------------------------------------------------------ the GPU, given as users give it
 # write_cdi_spec: a CDI spec for the host's NVIDIA devices and driver libraries (what `nvidia-ctk cdi generate`
-# writes, without its hooks: each library is mounted at its own path and at its soname). An existing spec is set
+# writes for compute, without its hooks: each library is mounted at its own path and at its soname, no
+# nvidia-smi and no persistenced socket, which the counter does not use). An existing spec is set
 # aside and put back by remove_cdi_spec.
 write_cdi_spec() {
     local libcuda libdir ver f link dev
@@ -127,15 +128,13 @@ write_cdi_spec() {
     for dev in /dev/nvidiactl /dev/nvidia-uvm /dev/nvidia-uvm-tools /dev/nvidia[0-9]*; do
         [[ -c "$dev" ]] && devs+=("$dev")
     done
-    for f in "$libdir"/libcuda.so."$ver" "$libdir"/libcudadebugger.so."$ver" "$libdir"/libnvidia-*.so."$ver"; do
+    # the compute libraries of nvidia-ctk's list (libcuda dlopens the PTX JIT, nvvm and gpucomp as needed)
+    for f in "$libdir"/{libcuda,libcudadebugger,libnvidia-ptxjitcompiler,libnvidia-nvvm,libnvidia-gpucomp,libnvidia-ml,libnvidia-cfg,libnvidia-opencl}.so."$ver"; do
         [[ -f "$f" ]] || continue
         mounts+=("$f:$f")
         for link in "$libdir"/*.so.[0-9]; do
             [[ -L "$link" && "$(readlink -f "$link")" == "$f" ]] && mounts+=("$f:$link")
         done
-    done
-    for f in /usr/bin/nvidia-smi /run/nvidia-persistenced/socket; do
-        [[ -e "$f" ]] && mounts+=("$f:$f")
     done
     mkdir -p "$(dirname "$CDI_SPEC")"
     if [[ -e "$CDI_SPEC" && ! -e "$PODMAN_ROOT/.cdi-written" ]]; then mv "$CDI_SPEC" "$CDI_SPEC.before-run-podman"; fi
@@ -158,6 +157,11 @@ write_cdi_spec() {
         echo 'containerEdits:'
         echo '  deviceNodes:'
         for dev in "${devs[@]}"; do [[ "$dev" =~ ^/dev/nvidia[0-9]+$ ]] || echo "    - path: \"$dev\""; done
+        # the image's loader searches the multiarch directory by default; elsewhere it must be told
+        case "$libdir" in
+            /usr/lib/x86_64-linux-gnu|/lib/x86_64-linux-gnu) ;;
+            *) echo '  env:'; echo "    - \"LD_LIBRARY_PATH=$libdir\"" ;;
+        esac
         echo '  mounts:'
         for f in "${mounts[@]}"; do
             echo "    - hostPath: \"${f%%:*}\""
@@ -169,6 +173,7 @@ write_cdi_spec() {
     GPU_DEVICE_ARGS=()
     for dev in "${devs[@]}"; do GPU_DEVICE_ARGS+=(--device "$dev"); done
     for f in "${mounts[@]}"; do GPU_DEVICE_ARGS+=(-v "$f:ro"); done
+    case "$libdir" in /usr/lib/x86_64-linux-gnu|/lib/x86_64-linux-gnu) ;; *) GPU_DEVICE_ARGS+=(-e "LD_LIBRARY_PATH=$libdir") ;; esac
 }
 
 remove_cdi_spec() {

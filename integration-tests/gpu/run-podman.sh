@@ -9,7 +9,9 @@
 #   podman-export       checkpoint --export, podman rm, restore --import: the same
 #   podman-no-plugins   /usr/lib/criu moved away: the checkpoint fails with criu's error, the container runs on
 # PODMAN_CPU_ONLY=1 runs the same with a shell counter and no GPU (the plugins load and disable themselves; the
-# no-plugins case checkpoints with --leave-running and must succeed): the wiring, testable without a GPU.
+# no-plugins case checkpoints with --leave-running and must succeed): the wiring, testable without a GPU. With
+# PODMAN_CPU_CDI=1 as well, the CPU containers also get the CDI devices and libraries found on the machine (on the
+# development machine, stand-ins that podman-cpu-local.sh makes), so criu dumps and restores those too.
 #
 # usage (repo root, as root): bash integration-tests/gpu/run-podman.sh BUNDLE_DIR OUT_DIR
 # Env: PODMAN_BUNDLE (default .podman-bundle beside integration-tests/), PODMAN_CPU_ONLY, PODMAN_CASES
@@ -103,8 +105,12 @@ EOF
         write_cdi_spec || return 1
         cp "$CDI_SPEC" "$LOGS/cdi-nvidia.yaml"
     fi
+    if [[ "$CPU_ONLY" == 1 && "${PODMAN_CPU_CDI:-0}" == 1 ]]; then
+        write_cdi_spec || return 1   # stand-in device nodes and libraries (podman-cpu-local.sh makes them)
+        cp "$CDI_SPEC" "$LOGS/cdi-nvidia.yaml"
+    fi
     build_image "$counter" >"$LOGS/image.out" 2>&1 || { echo "podman import of the counter image failed: $(tail -n1 "$LOGS/image.out")"; return 1; }
-    [[ "$CPU_ONLY" == 1 ]] || choose_gpu_args || return 1
+    [[ "$CPU_ONLY" == 1 && "${PODMAN_CPU_CDI:-0}" != 1 ]] || choose_gpu_args || return 1
     note "SETUP $(pm --version), runc $(grep -m1 '^runc' "$PODMAN_ROOT/podman/VERSIONS" | cut -d' ' -f2), criu $("$CRIU" --version | awk '/Version/ {print $2}'), plugins in $CRIU_PLUGIN_DEFAULT, $(pm info -f '{{.Store.GraphDriverName}} storage, cgroups {{.Host.CgroupsVersion}} ({{.Host.CgroupManager}})' 2>/dev/null)$([[ "$CPU_ONLY" == 1 ]] && echo ", CPU only" || echo ", $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n1)")"
 }
 
