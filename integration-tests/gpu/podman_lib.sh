@@ -97,8 +97,9 @@ install_default_plugins() {
     cp -r "$PLUGIN_DIR/." "$CRIU_PLUGIN_DEFAULT/"
     bash "$CRIU_PLUGIN_DEFAULT/bin/make-aot.sh" "$JDK" "$CRIU_PLUGIN_DEFAULT" >"$logdir/make-aot.out" 2>&1 \
         || { echo "make-aot.sh failed (make-aot.out)"; return 1; }
+    # its verdict is noted, not a stop: the cases show whether criu really loads the plugins
     "$CRIU_PLUGIN_DEFAULT/bin/criu-gpu" doctor >"$logdir/doctor.out" 2>&1 \
-        || { echo "criu-gpu doctor: $(grep -v '^ ' "$logdir/doctor.out" | tail -n1)"; return 1; }
+        || note "NOTE criu-gpu doctor failed: $(grep -v '^ ' "$logdir/doctor.out" | tail -n1)"
 }
 
 # plugins_absent / plugins_present: criu's default plugin dir moved out of criu's sight and back
