@@ -2,6 +2,7 @@ package dev.criugpu.cuda.bindings;
 
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
 import java.util.Optional;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
@@ -9,8 +10,9 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /**
  * Downcalls into {@code libnvidia-ml.so.1} (NVIDIA's nvml.h), in jextract's header-class shape: only what the GPU
- * memory queries use. The library is opened on first use of this class; a host without it is told by
- * {@link #loadError()}.
+ * memory queries use. The library is opened on first use of this class ({@link #loadError()} says when it cannot
+ * be); each function is bound on its first call, through invokeExact: it is asked once at restore init, where a
+ * first call through invokeWithArguments costs tens of milliseconds more.
  */
 public final class nvml_h {
     public static final String LIBRARY = "libnvidia-ml.so.1";
@@ -50,47 +52,108 @@ public final class nvml_h {
         return Library.NVML.missing(symbols);
     }
 
-    private static final FunctionDescriptor INT = FunctionDescriptor.of(JAVA_INT);
-    private static final FunctionDescriptor PTR_INT = FunctionDescriptor.of(ADDRESS, JAVA_INT);
-    private static final FunctionDescriptor INT_PTR = FunctionDescriptor.of(JAVA_INT, ADDRESS);
-    private static final FunctionDescriptor INT_INT_PTR = FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS);
-    private static final FunctionDescriptor INT_PTR_PTR = FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS);
-    private static final FunctionDescriptor INT_PTR_PTR_INT = FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT);
-    private static final FunctionDescriptor INT_PTR_PTR_PTR = FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS);
+    private static MethodHandle bind(String name, FunctionDescriptor descriptor) {
+        return Library.NVML.downcall(name, descriptor);
+    }
+
+    private static IllegalStateException failed(String name, Throwable t) {
+        return new IllegalStateException(name + " downcall failed: " + t, t);
+    }
+
+    private static final class nvmlInit_v2 {
+        static final MethodHandle HANDLE = bind("nvmlInit_v2", FunctionDescriptor.of(JAVA_INT));
+    }
 
     /** {@code nvmlReturn_t nvmlInit_v2(void)} */
     public static int nvmlInit_v2() {
-        return Library.NVML.callInt("nvmlInit_v2", INT);
+        try {
+            return (int) nvmlInit_v2.HANDLE.invokeExact();
+        } catch (Throwable t) {
+            throw failed("nvmlInit_v2", t);
+        }
+    }
+
+    private static final class nvmlShutdown {
+        static final MethodHandle HANDLE = bind("nvmlShutdown", FunctionDescriptor.of(JAVA_INT));
     }
 
     /** {@code nvmlReturn_t nvmlShutdown(void)} */
     public static int nvmlShutdown() {
-        return Library.NVML.callInt("nvmlShutdown", INT);
+        try {
+            return (int) nvmlShutdown.HANDLE.invokeExact();
+        } catch (Throwable t) {
+            throw failed("nvmlShutdown", t);
+        }
+    }
+
+    private static final class nvmlErrorString {
+        static final MethodHandle HANDLE = bind("nvmlErrorString", FunctionDescriptor.of(ADDRESS, JAVA_INT));
     }
 
     /** {@code const char *nvmlErrorString(nvmlReturn_t result)}: a static string of the library's. */
     public static MemorySegment nvmlErrorString(int result) {
-        return Library.NVML.callPointer("nvmlErrorString", PTR_INT, result);
+        try {
+            return (MemorySegment) nvmlErrorString.HANDLE.invokeExact(result);
+        } catch (Throwable t) {
+            throw failed("nvmlErrorString", t);
+        }
+    }
+
+    private static final class nvmlDeviceGetCount_v2 {
+        static final MethodHandle HANDLE = bind("nvmlDeviceGetCount_v2", FunctionDescriptor.of(JAVA_INT, ADDRESS));
     }
 
     /** {@code nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount)} */
     public static int nvmlDeviceGetCount_v2(MemorySegment deviceCount) {
-        return Library.NVML.callInt("nvmlDeviceGetCount_v2", INT_PTR, deviceCount);
+        try {
+            return (int) nvmlDeviceGetCount_v2.HANDLE.invokeExact(deviceCount);
+        } catch (Throwable t) {
+            throw failed("nvmlDeviceGetCount_v2", t);
+        }
+    }
+
+    private static final class nvmlDeviceGetHandleByIndex_v2 {
+        static final MethodHandle HANDLE = bind("nvmlDeviceGetHandleByIndex_v2", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
     }
 
     /** {@code nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device)} */
     public static int nvmlDeviceGetHandleByIndex_v2(int index, MemorySegment device) {
-        return Library.NVML.callInt("nvmlDeviceGetHandleByIndex_v2", INT_INT_PTR, index, device);
+        try {
+            return (int) nvmlDeviceGetHandleByIndex_v2.HANDLE.invokeExact(index, device);
+        } catch (Throwable t) {
+            throw failed("nvmlDeviceGetHandleByIndex_v2", t);
+        }
+    }
+
+    private static final class nvmlDeviceGetUUID {
+        static final MethodHandle HANDLE = bind("nvmlDeviceGetUUID", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
     }
 
     /** {@code nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)} */
     public static int nvmlDeviceGetUUID(MemorySegment device, MemorySegment uuid, int length) {
-        return Library.NVML.callInt("nvmlDeviceGetUUID", INT_PTR_PTR_INT, device, uuid, length);
+        try {
+            return (int) nvmlDeviceGetUUID.HANDLE.invokeExact(device, uuid, length);
+        } catch (Throwable t) {
+            throw failed("nvmlDeviceGetUUID", t);
+        }
+    }
+
+    private static final class nvmlDeviceGetMemoryInfo {
+        static final MethodHandle HANDLE = bind("nvmlDeviceGetMemoryInfo", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
     }
 
     /** {@code nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)} */
     public static int nvmlDeviceGetMemoryInfo(MemorySegment device, MemorySegment memory) {
-        return Library.NVML.callInt("nvmlDeviceGetMemoryInfo", INT_PTR_PTR, device, memory);
+        try {
+            return (int) nvmlDeviceGetMemoryInfo.HANDLE.invokeExact(device, memory);
+        } catch (Throwable t) {
+            throw failed("nvmlDeviceGetMemoryInfo", t);
+        }
+    }
+
+    private static final class nvmlDeviceGetComputeRunningProcesses_v3 {
+        static final MethodHandle HANDLE = bind("nvmlDeviceGetComputeRunningProcesses_v3",
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
     }
 
     /**
@@ -98,6 +161,10 @@ public final class nvml_h {
      * nvmlProcessInfo_t *infos)}
      */
     public static int nvmlDeviceGetComputeRunningProcesses_v3(MemorySegment device, MemorySegment infoCount, MemorySegment infos) {
-        return Library.NVML.callInt("nvmlDeviceGetComputeRunningProcesses_v3", INT_PTR_PTR_PTR, device, infoCount, infos);
+        try {
+            return (int) nvmlDeviceGetComputeRunningProcesses_v3.HANDLE.invokeExact(device, infoCount, infos);
+        } catch (Throwable t) {
+            throw failed("nvmlDeviceGetComputeRunningProcesses_v3", t);
+        }
     }
 }

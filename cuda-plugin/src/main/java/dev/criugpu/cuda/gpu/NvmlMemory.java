@@ -150,7 +150,7 @@ final class NvmlMemory implements MemorySource {
     }
 
     private static void skipped(int index, String call, int rc, String what) {
-        log.info("NVML GPU {}: {} failed ({}); its {} is not known", index, call, error(rc), what);
+        log.info("NVML GPU {}: {} failed ({}); it is left out of the {} query", index, call, error(rc), what);
     }
 
     /** NVML's own words for a status, with the number. */
