@@ -8,9 +8,6 @@ import java.util.Optional;
  * empty when the source cannot answer; it has said why in the log.
  */
 interface MemorySource {
-    /** Short name for the log ("NVML", "nvidia-smi"). */
-    String name();
-
     /** Every compute process on every GPU, one row per (GPU, process) as the driver lists them. */
     Optional<List<ProcessMemory>> computeProcesses();
 

@@ -24,11 +24,6 @@ final class NvidiaSmiMemory implements MemorySource {
     }
 
     @Override
-    public String name() {
-        return "nvidia-smi";
-    }
-
-    @Override
     public Optional<List<ProcessMemory>> computeProcesses() {
         return run("--query-compute-apps=pid,gpu_uuid,used_memory").map(NvidiaSmiMemory::parseProcesses);
     }

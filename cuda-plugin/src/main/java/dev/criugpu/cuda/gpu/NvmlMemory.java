@@ -18,17 +18,16 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /**
  * Device memory from NVML, called in this process (libnvidia-ml.so.1, the library nvidia-smi itself is built on):
- * no process is started, so the room check at restore init takes no pid (DESIGN rule 3) and costs milliseconds
- * instead of nvidia-smi's ~0.1 s.
+ * no process is started, so the room check at restore init takes no pid (DESIGN rule 3) and skips nvidia-smi's
+ * start-up (~0.1 s of restore init on the H100).
  *
  * <p>Each query is one nvmlInit_v2 … nvmlShutdown session (NVML counts its inits, so this never ends a session that
- * other code in the process opened). Threads: neither nvml.h nor NVIDIA's NVML reference says that nvmlInit_v2 or
- * the queries used here start threads, and we know of none; NVML's event sets (nvmlEventSet*, not used here) are
- * where waiting happens. This is not taken on trust: every session counts this process's threads before nvmlInit_v2,
- * inside the session and after nvmlShutdown, says so in the debug line, and warns when NVML left one behind; at
- * restore the bootstrap's pid check (PidGuard) runs after plugin init and so covers any thread NVML kept. Like
- * libcuda, NVML may run nvidia-modprobe when the /dev/nvidia* nodes are missing; on a host that has run CUDA they
- * exist.
+ * other code in the process opened). Threads: nvml.h (r580) mentions threads only to say that NVML is thread-safe and
+ * for CPU affinity calls; nothing says that nvmlInit_v2 or the queries used here start one, and we know of none. That
+ * is not taken on trust: every session counts this process's threads before nvmlInit_v2, inside the session and
+ * after nvmlShutdown, prints the counts in its debug line and warns when NVML left one behind; at restore the
+ * bootstrap's pid check (PidGuard) runs after plugin init and so also covers any thread NVML kept. Like libcuda, NVML
+ * may run nvidia-modprobe when the /dev/nvidia* nodes are missing; on a host that has run CUDA they exist.
  */
 final class NvmlMemory implements MemorySource {
     private static final Logger log = LoggerFactory.getLogger(NvmlMemory.class);
@@ -46,11 +45,6 @@ final class NvmlMemory implements MemorySource {
         Optional<String> load = nvml_h.loadError();
         if (load.isPresent()) return load;
         return nvml_h.missing(nvml_h.MEMORY_SYMBOLS).map(s -> nvml_h.LIBRARY + " has no " + s + " (driver too old)");
-    }
-
-    @Override
-    public String name() {
-        return "NVML";
     }
 
     @Override
