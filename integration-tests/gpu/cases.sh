@@ -54,11 +54,33 @@ keeps_working() {
     expect_running "$name" "${TREE_PIDS[@]}"
 }
 
+# nvml_agrees NAME PID...: NVML read through the plugin's bindings gives nvidia-smi's figures and lists the pids
+nvml_agrees() {
+    local name="$1" out="$LOGS/$1.gpu-memory.out"
+    shift
+    timeout 60 "$JDK/bin/java" --enable-native-access=ALL-UNNAMED -cp "$PLUGIN_DIR/java/lib/*" \
+        dev.criugpu.cuda.gpu.GpuMemoryCheck "$@" >"$out" 2>&1 && return 0
+    CKPT_WHY="GpuMemoryCheck: $(grep -m1 '^RESULT' "$out" || tail -n1 "$out")"
+    return 1
+}
+
+# from_nvml NAME: the plugin's dump and restore took their GPU memory figures from NVML, not from nvidia-smi
+NVML_PATTERN="${E2E_NVML_PATTERN:-GPU memory from NVML}"
+from_nvml() {
+    local action
+    for action in dump restore; do
+        grep -qE "$NVML_PATTERN" "$LOGS/$1.$action.log" || { CKPT_WHY="no /$NVML_PATTERN/ in $action.log"; return 1; }
+    done
+}
+
 # case_counter MODE NAME CHILDREN: dump (process killed), restore, counter continues and memory intact
 case_counter() {
     local mode="$1" name="$2" children="$3" img="$IMG_ROOT/$2" inv
     TREE_PIDS=()
     if ! start_counter "$name" "$children" --tick-ms 20; then
+        fail "$name" "$CKPT_WHY"; kill_all "$ROOT"; return
+    fi
+    if [[ "$mode" == plugin ]] && ! nvml_agrees "$name" "$ROOT"; then
         fail "$name" "$CKPT_WHY"; kill_all "$ROOT"; return
     fi
     if ! checkpoint_tree "$mode" "$name" "$ROOT" "$img"; then
@@ -73,6 +95,9 @@ case_counter() {
         fail "$name" "$CKPT_WHY"; kill_all "${TREE_PIDS[@]}"; return
     fi
     if ! keeps_working "$name"; then
+        fail "$name" "$CKPT_WHY"; kill_all "${TREE_PIDS[@]}"; return
+    fi
+    if [[ "$mode" == plugin ]] && ! from_nvml "$name"; then
         fail "$name" "$CKPT_WHY"; kill_all "${TREE_PIDS[@]}"; return
     fi
     stop_counter "$PLOG" "$ROOT" "${TAGS[@]}" || { fail "$name" "no clean exit after restore"; kill_all "${TREE_PIDS[@]}"; return; }

@@ -11,7 +11,7 @@
 #       dataloader-4 late-child"
 #       (a subset, in that order), COUNTER_MIB (default 256), BIG_MIB (the killed/interrupted cases' process,
 #       default 16384), and the log patterns E2E_CPU_CUDA_PATTERN,
-#       E2E_CHECKPOINTED_PATTERN, E2E_LOCK_FAILED_PATTERN (see cases.sh).
+#       E2E_CHECKPOINTED_PATTERN, E2E_LOCK_FAILED_PATTERN, E2E_NVML_PATTERN (see cases.sh).
 set -uo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"   # sets GPU_DIR
 start_host_script "$@"

@@ -16,10 +16,16 @@ import java.util.concurrent.TimeUnit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** Compiles a C probe against the real cuda.h and linux/ptrace.h and compares every size and offset we bind. */
+/**
+ * Compiles a C probe against the real cuda.h and linux/ptrace.h (and nvml.h where it is installed) and compares every
+ * size and offset we bind.
+ */
 class LayoutConformanceTest {
     static final Path CUDA_H = Path.of("/usr/local/cuda-13.0/include/cuda.h");
+    /** The CUDA toolkit's NVML header (its nvml-dev part); {@code -Dnvml.h=FILE} names another copy of NVIDIA's. */
+    static final Path NVML_H = Path.of(System.getProperty("nvml.h", "/usr/local/cuda-13.0/include/nvml.h"));
     static Map<String, Long> c = new HashMap<>();
+    static Map<String, Long> nvml = new HashMap<>();
 
     @BeforeAll
     static void probe(@TempDir Path dir) throws IOException, InterruptedException {
@@ -56,15 +62,40 @@ class LayoutConformanceTest {
                     return 0;
                 }
                 """);
-        Path exe = dir.resolve("probe");
-        Process gcc = new ProcessBuilder("gcc", "-I", CUDA_H.getParent().toString(), "-o", exe.toString(), src.toString())
+        compileAndRun(src, CUDA_H, c);
+        if (!Files.isRegularFile(NVML_H)) return;
+        Path nvmlSrc = dir.resolve("nvml_probe.c");
+        Files.writeString(nvmlSrc, """
+                #include <stdio.h>
+                #include <stddef.h>
+                #include <nvml.h>
+                #define S(t) printf("sizeof %s %zu\\n", #t, sizeof(t))
+                #define O(t, f) printf("offsetof %s.%s %zu\\n", #t, #f, offsetof(t, f))
+                #define V(n) printf("value %s %lld\\n", #n, (long long)(n))
+                int main(void) {
+                    S(nvmlDevice_t);
+                    S(nvmlMemory_t); O(nvmlMemory_t, total); O(nvmlMemory_t, free); O(nvmlMemory_t, used);
+                    S(nvmlProcessInfo_t); O(nvmlProcessInfo_t, pid); O(nvmlProcessInfo_t, usedGpuMemory);
+                    O(nvmlProcessInfo_t, gpuInstanceId); O(nvmlProcessInfo_t, computeInstanceId);
+                    V(NVML_SUCCESS); V(NVML_ERROR_UNINITIALIZED); V(NVML_ERROR_NOT_SUPPORTED); V(NVML_ERROR_NO_PERMISSION);
+                    V(NVML_ERROR_INSUFFICIENT_SIZE); V(NVML_ERROR_DRIVER_NOT_LOADED); V(NVML_ERROR_GPU_IS_LOST);
+                    V(NVML_DEVICE_UUID_V2_BUFFER_SIZE); V(NVML_VALUE_NOT_AVAILABLE);
+                    return 0;
+                }
+                """);
+        compileAndRun(nvmlSrc, NVML_H, nvml);
+    }
+
+    private static void compileAndRun(Path src, Path header, Map<String, Long> into) throws IOException, InterruptedException {
+        Path exe = src.resolveSibling(src.getFileName().toString().replace(".c", ""));
+        Process gcc = new ProcessBuilder("gcc", "-I", header.getParent().toString(), "-o", exe.toString(), src.toString())
                 .redirectErrorStream(true).start();
         String gccOut = new String(gcc.getInputStream().readAllBytes());
         assertTrue(gcc.waitFor(60, TimeUnit.SECONDS) && gcc.exitValue() == 0, "gcc failed:\n" + gccOut);
         Process run = new ProcessBuilder(exe.toString()).start();
         for (String line : new String(run.getInputStream().readAllBytes()).split("\n")) {
-            String[] f = line.split(" ");
-            c.put(f[0] + " " + f[1], Long.parseLong(f[2]));
+            int value = line.lastIndexOf(' ');
+            into.put(line.substring(0, value), Long.parseLong(line.substring(value + 1)));
         }
         assertEquals(0, run.waitFor());
     }
@@ -134,6 +165,39 @@ class LayoutConformanceTest {
         assertEquals(value("CUDA_ERROR_NOT_PERMITTED"), cuda_h.CUDA_ERROR_NOT_PERMITTED);
         assertEquals(value("CUDA_ERROR_NOT_SUPPORTED"), cuda_h.CUDA_ERROR_NOT_SUPPORTED);
         assertEquals(value("CUDA_ERROR_TIMEOUT"), cuda_h.CUDA_ERROR_TIMEOUT);
+    }
+
+    private static long nvml(String key) {
+        Assumptions.assumeTrue(!nvml.isEmpty(), "skipped: " + NVML_H + " is absent (install the CUDA toolkit's nvml-dev headers "
+                + "or pass -Dnvml.h=FILE)");
+        return nvml.get(key);
+    }
+
+    @Test
+    void nvmlStructs() {
+        assertEquals(nvml("sizeof nvmlDevice_t"), java.lang.foreign.ValueLayout.ADDRESS.byteSize());
+        assertEquals(nvml("sizeof nvmlMemory_t"), nvmlMemory_t.sizeof());
+        for (String f : new String[] {"total", "free", "used"}) {
+            assertEquals(nvml("offsetof nvmlMemory_t." + f), nvmlMemory_t.offsetOf(f), f);
+        }
+        assertEquals(24, nvml("sizeof nvmlProcessInfo_t"));
+        assertEquals(nvml("sizeof nvmlProcessInfo_t"), nvmlProcessInfo_t.sizeof());
+        for (String f : new String[] {"pid", "usedGpuMemory", "gpuInstanceId", "computeInstanceId"}) {
+            assertEquals(nvml("offsetof nvmlProcessInfo_t." + f), nvmlProcessInfo_t.offsetOf(f), f);
+        }
+    }
+
+    @Test
+    void nvmlConstants() {
+        assertEquals(nvml("value NVML_SUCCESS"), nvml_h.NVML_SUCCESS);
+        assertEquals(nvml("value NVML_ERROR_UNINITIALIZED"), nvml_h.NVML_ERROR_UNINITIALIZED);
+        assertEquals(nvml("value NVML_ERROR_NOT_SUPPORTED"), nvml_h.NVML_ERROR_NOT_SUPPORTED);
+        assertEquals(nvml("value NVML_ERROR_NO_PERMISSION"), nvml_h.NVML_ERROR_NO_PERMISSION);
+        assertEquals(nvml("value NVML_ERROR_INSUFFICIENT_SIZE"), nvml_h.NVML_ERROR_INSUFFICIENT_SIZE);
+        assertEquals(nvml("value NVML_ERROR_DRIVER_NOT_LOADED"), nvml_h.NVML_ERROR_DRIVER_NOT_LOADED);
+        assertEquals(nvml("value NVML_ERROR_GPU_IS_LOST"), nvml_h.NVML_ERROR_GPU_IS_LOST);
+        assertEquals(nvml("value NVML_DEVICE_UUID_V2_BUFFER_SIZE"), nvml_h.NVML_DEVICE_UUID_V2_BUFFER_SIZE);
+        assertEquals(nvml("value NVML_VALUE_NOT_AVAILABLE"), nvml_h.NVML_VALUE_NOT_AVAILABLE);
     }
 
     @Test
