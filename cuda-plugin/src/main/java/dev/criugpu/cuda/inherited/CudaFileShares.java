@@ -15,6 +15,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 
@@ -41,18 +42,25 @@ final class CudaFileShares {
         this.majors = majors;
     }
 
-    /** Before CUDA task {@code cudaPid}'s checkpoint, with every task stopped: which files of {@code others} are its. */
+    /**
+     * Before CUDA task {@code cudaPid}'s checkpoint, with every task stopped: which of its NVIDIA files {@code others}
+     * have too. One task holding an open file is enough to recognise criu's copy of it later, so each of the CUDA
+     * task's files is looked for until one is found, and the scan ends when all are: after fork() the first child
+     * usually holds them all, at the same fd numbers (tried first).
+     */
     void scan(int cudaPid, Collection<Integer> others) {
-        Map<Integer, Long> own = nvidiaFdsOf(cudaPid);
-        if (own.isEmpty()) return;
+        Map<Integer, Long> unfound = new TreeMap<>(nvidiaFdsOf(cudaPid));
         for (int task : others) {
-            Map<Integer, Long> theirs = nvidiaFds.computeIfAbsent(task, this::nvidiaFdsOf);
-            for (var t : theirs.entrySet()) {
-                for (var c : own.entrySet()) {
-                    if (t.getValue().equals(c.getValue()) && same(cudaPid, c.getKey(), task, t.getKey())) {
-                        shares.add(new Share(task, t.getKey(), t.getValue(), cudaPid, c.getKey()));
-                    }
-                }
+            if (unfound.isEmpty()) return;
+            for (var t : nvidiaFds.computeIfAbsent(task, this::nvidiaFdsOf).entrySet()) {
+                int fd = t.getKey();
+                long rdev = t.getValue();
+                Integer cudaFd = Objects.equals(unfound.get(fd), rdev) && same(cudaPid, fd, task, fd) ? Integer.valueOf(fd)
+                        : unfound.entrySet().stream().filter(c -> c.getValue() == rdev && same(cudaPid, c.getKey(), task, fd))
+                                .map(Map.Entry::getKey).findFirst().orElse(null);
+                if (cudaFd == null) continue;
+                shares.add(new Share(task, fd, rdev, cudaPid, cudaFd));
+                unfound.remove(cudaFd);
             }
         }
     }
