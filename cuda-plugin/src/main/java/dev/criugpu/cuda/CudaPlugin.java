@@ -186,7 +186,7 @@ public final class CudaPlugin implements CriuPlugin {
      * an image that lists this plugin may hold CUDA state in exactly those (upstream's plugin writes no records), so
      * the restore is refused; an image from before the plugins field only warns (null: only recorded tasks).
      */
-    private static Set<Integer> resumedTasks(Path dir, InventoryClaim claim) {
+    static Set<Integer> resumedTasks(Path dir, InventoryClaim claim) {
         try {
             return TreeTasks.resumed(dir);
         } catch (ImageException e) {
