@@ -125,8 +125,8 @@ public final class InheritedDevices {
         Optional<CudaFileShares.Share> share = shares.find(fd, rdev);
         if (share.isEmpty()) {
             return Optional.of(shares.unknown().map(u -> "cannot tell whether a CUDA task of the tree shares it: " + u)
-                    .orElse("no CUDA task of the tree had this open file before its checkpoint (the task opened the "
-                            + "device itself, or its CUDA task was checkpointed before this dump)"));
+                    .orElse("no task without CUDA state shares this open file with a CUDA task of the tree (the task "
+                            + "holding it opened the device itself, or the CUDA task was checkpointed before this dump)"));
         }
         if (shares.stillInCudaTask(share.get(), fd)) {
             return Optional.of("CUDA task " + share.get().cudaPid() + " still has it open after its checkpoint, so "

@@ -167,9 +167,9 @@ class InheritedDevicesTest {
     void aFileTheTaskOpenedItselfIsDeclinedWithOneLine() throws Exception {
         InheritedDevices d = dumpedTree(true);
         assertEquals(Errno.NOT_SUPPORTED, d.dumpExtFile(criuCopy(tree.child, 8), 43));
-        assertEquals(List.of("ERROR /dev/null: an NVIDIA device, not taken as inherited: no CUDA task of the tree had "
-                + "this open file before its checkpoint (the task opened the device itself, or its CUDA task was "
-                + "checkpointed before this dump)"), errors());
+        assertEquals(List.of("ERROR /dev/null: an NVIDIA device, not taken as inherited: no task without CUDA state "
+                + "shares this open file with a CUDA task of the tree (the task holding it opened the device itself, "
+                + "or the CUDA task was checkpointed before this dump)"), errors());
         assertFalse(d.recorded());
     }
 
