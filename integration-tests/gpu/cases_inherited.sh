@@ -78,3 +78,33 @@ case_late_child() {
     pass "$name"
     note "TIME $name ${answer#*] } (restore log: $(grep -o '[0-9]* inherited /dev/nvidia[^)]*' "$LOGS/$name.restore.log" | head -n1))"
 }
+
+# case_own_nvidia_file NAME: a CUDA process that holds /dev/nvidiactl open outside CUDA (fd 9, opened before it
+# started, as a launcher or NVML can leave one): the driver's checkpoint does not close that file, so it is no
+# inherited reference and a /dev/null stand-in would hide a device the task uses. The dump is refused with our line
+# naming /dev/nvidiactl beside criu's error, and the process goes on running on the GPU
+case_own_nvidia_file() {
+    local name="$1" img="$IMG_ROOT/$1" why
+    TREE_PIDS=()
+    PLOG="$LOGS/$name.program.log"
+    TAGS=(p)
+    start_detached "$PLOG" bash -c 'exec 9</dev/nvidiactl; exec "$0" "$@"' "$BIN/cuda_counter" --mib "$COUNTER_MIB" --tick-ms 20
+    ROOT=$STARTED_PID
+    TREE_PIDS=("$ROOT")
+    wait_for "$PLOG" '^\[p [0-9]+\] tick 10$' 120 || { fail "$name" "p never reached tick 10"; kill_all "$ROOT"; return; }
+    if criu_cmd "$name" dump "$img" -t "$ROOT" --lib "$PLUGIN_DIR"; then
+        fail "$name" "criu dump succeeded: the process's own /dev/nvidiactl was taken for an inherited one"; kill_all "$ROOT"; return
+    fi
+    why=$(grep -m1 -o '/dev/nvidiactl: an NVIDIA device, not taken as inherited: .*' "$LOGS/$name.dump.log")
+    if [[ -z "$why" ]]; then
+        fail "$name" "the dump failed without our line naming /dev/nvidiactl: $(first_error "$LOGS/$name.dump.log")"; kill_all "$ROOT"; return
+    fi
+    if ! await_running "$name" 30 "$ROOT" || ! keeps_working "$name"; then
+        fail "$name" "after the refused dump: $CKPT_WHY"; kill_all "$ROOT"; return
+    fi
+    stop_counter "$PLOG" "$ROOT" p || { fail "$name" "no clean exit"; kill_all "$ROOT"; return; }
+    reap_dumped "$ROOT"
+    rm -rf "$img"
+    pass "$name"
+    note "TIME $name refused in ${CRIU_SECS}s: $why"
+}

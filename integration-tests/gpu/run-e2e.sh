@@ -8,7 +8,7 @@
 # Env:  E2E_CASES="counter torch tree leave-running fail-script fail-full lock-timeout cpu-process twin
 #       interop-upstream interop-to-upstream interop-legacy killed-after-pause killed-during-checkpoint
 #       killed-during-pagedump killed-after-exit sigint sigterm late-restore-failure dataloader-persistent
-#       dataloader-4 late-child"
+#       dataloader-4 late-child own-nvidia-file"
 #       (a subset, in that order), COUNTER_MIB (default 256), BIG_MIB (the killed/interrupted cases' process,
 #       default 16384), and the log patterns E2E_CPU_CUDA_PATTERN,
 #       E2E_CHECKPOINTED_PATTERN, E2E_LOCK_FAILED_PATTERN, E2E_NVML_PATTERN (see cases.sh).
@@ -19,7 +19,7 @@ source "$GPU_DIR/cases.sh"
 source "$GPU_DIR/cases_lifecycle.sh"
 source "$GPU_DIR/cases_inherited.sh"
 T_START=$(now_s)
-CASES="${E2E_CASES:-counter torch tree leave-running fail-script fail-full lock-timeout cpu-process twin interop-upstream interop-to-upstream interop-legacy killed-after-pause killed-during-checkpoint killed-during-pagedump killed-after-exit sigint sigterm late-restore-failure dataloader-persistent dataloader-4 late-child}"
+CASES="${E2E_CASES:-counter torch tree leave-running fail-script fail-full lock-timeout cpu-process twin interop-upstream interop-to-upstream interop-legacy killed-after-pause killed-during-checkpoint killed-during-pagedump killed-after-exit sigint sigterm late-restore-failure dataloader-persistent dataloader-4 late-child own-nvidia-file}"
 
 finish() {
     note "TIME total $(elapsed "$T_START")s"
@@ -63,6 +63,7 @@ for c in $CASES; do
         dataloader-persistent) case_torch_workers torch-dataloader-2-persistent --workers 2 --persistent ;;
         dataloader-4) case_torch_workers torch-dataloader-4 --workers 4 ;;
         late-child) case_late_child cuda-late-child ;;
+        own-nvidia-file) case_own_nvidia_file own-nvidia-file ;;
         *) fail "$c" "unknown case (E2E_CASES)" ;;
     esac
 done

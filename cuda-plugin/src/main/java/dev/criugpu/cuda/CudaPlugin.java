@@ -164,7 +164,7 @@ public final class CudaPlugin implements CriuPlugin {
             // LISTED or LEGACY (NOT_LISTED disabled the plugin before): tasks without a record of ours may hold CUDA
             // state all the same, as every task of an image dumped by upstream's plugin does
             restore = new RestoreSession(new CudaDeps(backend, RestoreThreads.PTRACE, WatchdogLink.NONE), records,
-                    resumedTasks(dir), services.inventoryClaim() != InventoryClaim.NOT_LISTED,
+                    resumedTasks(dir, services.inventoryClaim()), services.inventoryClaim() != InventoryClaim.NOT_LISTED,
                     presentGpus(config.treatAbsent()), presentGpus(Set.of()), config.deviceMap(), config.parallel());
             log.info("{} CUDA task record(s) in {}", records.size(), dir);
             // refused here, before criu creates any task, rather than in RESUME_DEVICES_LATE, where a failure costs
@@ -181,12 +181,21 @@ public final class CudaPlugin implements CriuPlugin {
         }
     }
 
-    /** The tasks criu will resume, in its order; null (and a warning) when pstree.img cannot be read. */
-    private static Set<Integer> resumedTasks(Path dir) {
+    /**
+     * The tasks criu will resume, in its order. Without pstree.img the tasks that have no record of ours are unknown:
+     * an image that lists this plugin may hold CUDA state in exactly those (upstream's plugin writes no records), so
+     * the restore is refused; an image from before the plugins field only warns (null: only recorded tasks).
+     */
+    static Set<Integer> resumedTasks(Path dir, InventoryClaim claim) {
         try {
             return TreeTasks.resumed(dir);
         } catch (ImageException e) {
-            log.warn("{}; tasks without a CUDA record are not restored", e.getMessage());
+            if (claim == InventoryClaim.LISTED) {
+                throw new CriuException(Errno.EIO, e.getMessage() + "; the image holds CUDA state (inventory.img lists "
+                        + NAME + "), and without its task list the tasks with no cuda-plugin-<pid>.img cannot be "
+                        + "restored: nothing was restored");
+            }
+            log.warn("{}; tasks without a cuda-plugin-<pid>.img are not restored", e.getMessage());
             return null;
         }
     }
@@ -204,6 +213,7 @@ public final class CudaPlugin implements CriuPlugin {
 
     @Override
     public void exit(Stage stage, int ret) {
+        if (inherited != null) inherited.finish(ret == 0);
         if (dump != null) dump.exit(ret, commandLine.treeSurvivesDump());
         if (restore != null) restore.exit();
         if (childPlan != null) childPlan.close();
@@ -231,12 +241,17 @@ public final class CudaPlugin implements CriuPlugin {
 
     @Override
     public int pauseDevices(int pid) {
-        return dump == null ? Errno.NOT_SUPPORTED : dump.pause(pid);
+        if (dump == null) return Errno.NOT_SUPPORTED;
+        int rc = dump.pause(pid);
+        if (inherited != null) inherited.paused(pid, rc == 0);
+        return rc;
     }
 
     @Override
     public int checkpointDevices(int pid) {
-        return dump == null ? Errno.NOT_SUPPORTED : dump.checkpoint(pid);
+        if (dump == null) return Errno.NOT_SUPPORTED;
+        if (inherited != null) inherited.beforeCheckpoint(pid);
+        return dump.checkpoint(pid);
     }
 
     @Override

@@ -11,14 +11,14 @@ import java.util.List;
 import java.util.Optional;
 
 /** criu's services as a dump or restore sees them: an images directory, the inventory call, a log kept in memory. */
-final class TestServices implements CriuServices {
+public final class TestServices implements CriuServices {
     private final Stage stage;
     private final Path images;
     private final InventoryClaim claim;
-    final List<String> log = new ArrayList<>();
+    public final List<String> log = new ArrayList<>();
     int inventoryAdds;
 
-    TestServices(Stage stage, Path images, InventoryClaim claim) {
+    public TestServices(Stage stage, Path images, InventoryClaim claim) {
         this.stage = stage;
         this.images = images;
         this.claim = claim;
@@ -36,7 +36,7 @@ final class TestServices implements CriuServices {
         log.add(level + " " + message);
     }
 
-    synchronized List<String> errors() {
+    public synchronized List<String> errors() {
         return log.stream().filter(l -> l.startsWith("ERROR")).toList();
     }
 

@@ -3,20 +3,25 @@ package dev.criugpu.cuda.inherited;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.DeviceFile;
 import dev.criugpu.api.Errno;
-import dev.criugpu.api.sys.ImageFiles;
+import dev.criugpu.api.sys.Syscalls;
 import dev.criugpu.cuda.image.CudaInheritedEntry;
 import dev.criugpu.cuda.image.CudaInheritedFile;
 import dev.criugpu.inventory.ImageException;
 import dev.criugpu.inventory.ImageIO;
+import dev.criugpu.inventory.ImageWriter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * {@code /dev/nvidia*} files and mappings of tasks that hold no CUDA state of their own: the children a CUDA process
@@ -25,6 +30,12 @@ import java.util.Optional;
  * driver has closed and unmapped its devices: what is left is such an inherited reference. The dump records the files
  * ({@code cuda-plugin-inherited.img}); a restore gives the task inert stand-ins at the same fd numbers and addresses
  * ({@link InheritedPlan}), without talking to the GPU.
+ *
+ * <p>A file is claimed only when it is what that story says: a character device of NVIDIA's driver (by major
+ * number, {@link NvidiaMajors}) and an open file a CUDA task of the tree had too, before its checkpoint
+ * ({@link CudaFileShares}), and no longer has after it. A mapping is claimed when it is of an NVIDIA device and the
+ * tree has a CUDA task or a claimed file. Anything else is declined, with one line naming the device and why: criu
+ * then refuses it with its own error, rather than restoring a task that really used the device onto a stand-in.
  */
 public final class InheritedDevices {
     public static final String IMAGE = "cuda-plugin-inherited.img";
@@ -36,52 +47,138 @@ public final class InheritedDevices {
     private static final int O_NONBLOCK = 04000;
 
     private final Path imageDir;
+    private final NvidiaMajors majors;
+    private final CudaFileShares shares;
+    private final Set<Integer> tree = new LinkedHashSet<>();
+    private final Set<Integer> cuda = new LinkedHashSet<>();
+    private final Set<Integer> scanned = new HashSet<>();
+    private final Set<String> declined = new HashSet<>();
     private final List<CudaInheritedFile> files = new ArrayList<>();
     private boolean mappings;
+    /** Opened at the first claim, so that an images dir we cannot write fails the dump then; committed at its end. */
+    private ImageWriter writer;
 
     public InheritedDevices(Path imageDir) {
+        this(imageDir, NvidiaMajors.read(NvidiaMajors.PROC_DEVICES), Syscalls.libc());
+    }
+
+    InheritedDevices(Path imageDir, NvidiaMajors majors, Syscalls sys) {
         this.imageDir = imageDir;
+        this.majors = majors;
+        this.shares = new CudaFileShares(sys, majors);
     }
 
-    /** The path criu's fd {@code fd} (a copy of the task's) names, e.g. {@code /dev/nvidia0}. */
-    static Optional<String> pathOf(int fd) {
-        try {
-            return Optional.of(Files.readSymbolicLink(Path.of("/proc/self/fd/" + fd)).toString());
-        } catch (IOException | UnsupportedOperationException e) {
-            return Optional.empty();
-        }
+    /** PAUSE_DEVICES saw {@code pid}, a task of the tree; {@code holdsCuda}: the dump checkpoints its CUDA state. */
+    public void paused(int pid, boolean holdsCuda) {
+        tree.add(pid);
+        if (holdsCuda) cuda.add(pid);
     }
 
-    /** Whether {@code path} is an NVIDIA device node (/dev/nvidiactl, /dev/nvidia<N>, /dev/nvidia-uvm, ...). */
-    public static boolean isNvidiaDevice(String path) {
-        return path.startsWith(PREFIX);
+    /**
+     * CHECKPOINT_DEVICES of {@code pid}, before the driver's checkpoint closes a CUDA task's files: which files of
+     * the tasks without CUDA state are its. Every task of the tree is stopped by now.
+     */
+    public void beforeCheckpoint(int pid) {
+        if (!cuda.contains(pid) || !scanned.add(pid)) return;
+        long t0 = System.nanoTime();
+        List<Integer> others = tree.stream().filter(p -> !cuda.contains(p)).toList();
+        int before = shares.count();
+        shares.scan(pid, others);
+        log.debug("pid {}: {} NVIDIA file(s) of {} task(s) without CUDA state are its own (found in {} us)", pid,
+                shares.count() - before, others.size(), (System.nanoTime() - t0) / 1000);
     }
 
-    /** HANDLE_DEVICE_VMA: 0 for an NVIDIA device mapping (a stand-in replaces it at restore), else not ours. */
+    /** HANDLE_DEVICE_VMA, once per device mapping of every task: {@code st} decides, no path is looked up. */
     public int handleDeviceVma(int fd, DeviceFile st) {
-        Optional<String> path = pathOf(fd);
-        if (!st.isCharDevice() || path.isEmpty() || !isNvidiaDevice(path.get())) return Errno.NOT_SUPPORTED;
-        if (!mappings) log.info("a task holds a mapping of {} without CUDA state of its own (inherited through fork); "
-                + "a restore maps /dev/zero there instead", path.get());
-        mappings = true;
-        write();
+        if (!majors.isNvidia(st)) return Errno.NOT_SUPPORTED;
+        if (cuda.isEmpty() && files.isEmpty()) {
+            return decline(fd, "mapped by a task of a tree in which this dump found no CUDA task (none, or no usable "
+                    + "CUDA backend to ask: see above)");
+        }
+        if (!mappings) {
+            log.info("{} is mapped by a task without CUDA state of its own (inherited through fork); a restore maps "
+                    + "/dev/zero there instead", pathOf(fd));
+            openImage();
+            mappings = true;
+        }
         return 0;
     }
 
-    /** DUMP_EXT_FILE: an NVIDIA device file is recorded (criu restores it through us), anything else is not ours. */
+    /** DUMP_EXT_FILE: criu's fd {@code fd} is its copy of a task's (the same open file). */
     public int dumpExtFile(int fd, int id) {
-        Optional<String> path = pathOf(fd);
-        if (path.isEmpty() || !isNvidiaDevice(path.get())) return Errno.NOT_SUPPORTED;
+        Optional<DeviceFile> st = DeviceFiles.stat(Path.of("/proc/self/fd/" + fd));
+        if (st.isEmpty() || !majors.isNvidia(st.get())) return Errno.NOT_SUPPORTED;
+        Optional<String> why = whyNotInherited(fd, st.get().rdev());
+        if (why.isPresent()) return decline(fd, why.get());
+        String path = pathOf(fd);
         int flags = openFlags(fd) & (O_ACCMODE | O_NONBLOCK);
-        files.add(CudaInheritedFile.newBuilder().setId(id).setPath(path.get()).setFlags(flags).build());
-        log.debug("file id {}: {} held without CUDA state (inherited through fork); a restore puts /dev/null there", id, path.get());
-        write();
+        openImage();
+        files.add(CudaInheritedFile.newBuilder().setId(id).setPath(path).setFlags(flags).build());
+        log.debug("file id {}: {} held without CUDA state (inherited through fork); a restore puts /dev/null there", id, path);
         return 0;
+    }
+
+    private Optional<String> whyNotInherited(int fd, long rdev) {
+        if (cuda.isEmpty()) {
+            return Optional.of("this dump found no CUDA task in the tree (none, or no usable CUDA backend to ask: see above)");
+        }
+        Optional<CudaFileShares.Share> share = shares.find(fd, rdev);
+        if (share.isEmpty()) {
+            return Optional.of(shares.unknown().map(u -> "cannot tell whether a CUDA task of the tree shares it: " + u)
+                    .orElse("no task without CUDA state shares this open file with a CUDA task of the tree (the task "
+                            + "holding it opened the device itself, or the CUDA task was checkpointed before this dump)"));
+        }
+        if (shares.stillInCudaTask(share.get(), fd)) {
+            return Optional.of("CUDA task " + share.get().cudaPid() + " still has it open after its checkpoint, so "
+                    + "something other than CUDA uses it there");
+        }
+        return Optional.empty();
+    }
+
+    /** Not ours after all: criu refuses the file or mapping with its own error, and this line says why. */
+    private int decline(int fd, String why) {
+        String line = pathOf(fd) + ": an NVIDIA device, not taken as inherited: " + why;
+        if (declined.add(line)) log.error("{}", line);
+        return Errno.NOT_SUPPORTED;
     }
 
     /** Whether anything was recorded (then the image needs this plugin to be restored). */
     public boolean recorded() {
         return mappings || !files.isEmpty();
+    }
+
+    /**
+     * criu's exit hook of the dump: the record is written now, once, under a temporary name renamed into place, or
+     * (a failed dump) dropped. Never throws: criu's exit cannot fail any more.
+     */
+    public void finish(boolean dumpSucceeded) {
+        if (writer == null) return;
+        try (ImageWriter w = writer) {
+            writer = null;
+            if (!dumpSucceeded) return;
+            w.write(CudaInheritedEntry.newBuilder().addAllFiles(files).setMappings(mappings).build());
+            w.commit();
+        } catch (ImageException e) {
+            log.error("{}; a restore of this image fails at its inherited NVIDIA files", e.getMessage());
+        }
+    }
+
+    private void openImage() {
+        if (writer != null) return;
+        try {
+            writer = ImageWriter.create(imageDir.resolve(IMAGE), MAGIC);
+        } catch (ImageException e) {
+            throw new CriuException(Errno.EIO, e.getMessage());
+        }
+    }
+
+    /** The path criu's fd {@code fd} (a copy of the task's) names, e.g. {@code /dev/nvidia0}. */
+    static String pathOf(int fd) {
+        try {
+            return Files.readSymbolicLink(Path.of("/proc/self/fd/" + fd)).toString();
+        } catch (IOException | UnsupportedOperationException e) {
+            return "fd " + fd;
+        }
     }
 
     private static int openFlags(int fd) {
@@ -95,21 +192,24 @@ public final class InheritedDevices {
         return 02; // O_RDWR
     }
 
-    private void write() {
-        Path file = imageDir.resolve(IMAGE);
-        CudaInheritedEntry e = CudaInheritedEntry.newBuilder().addAllFiles(files).setMappings(mappings).build();
-        try {
-            ImageFiles.delete(imageDir, IMAGE);
-            ImageIO.writeEntries(file, MAGIC, List.of(e));
-        } catch (IOException e1) {
-            throw new CriuException(Errno.EIO, file + ": cannot write: " + e1.getMessage());
-        }
-    }
-
-    /** The record of a dump, or empty when it made none. */
+    /**
+     * The record of a dump, or empty when it made none.
+     *
+     * @throws ImageException (one line naming the file) for a file that is not one of ours or holds a file record a
+     *     restore cannot honour
+     */
     public static Optional<CudaInheritedEntry> read(Path imageDir) throws ImageException {
         Path file = imageDir.resolve(IMAGE);
-        if (!Files.isRegularFile(file)) return Optional.empty();
-        return Optional.of(ImageIO.readSingle(file, MAGIC, CudaInheritedEntry.parser()));
+        if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS)) return Optional.empty();
+        if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) throw new ImageException(file, "not a regular file");
+        CudaInheritedEntry e = ImageIO.readSingle(file, MAGIC, CudaInheritedEntry.parser());
+        Set<Integer> ids = new HashSet<>();
+        for (CudaInheritedFile f : e.getFilesList()) {
+            String what = "file id " + Integer.toUnsignedString(f.getId());
+            if (!ids.add(f.getId())) throw new ImageException(file, what + " is recorded twice");
+            InheritedPlan.openFlags(f).orElseThrow(() -> new ImageException(file, what + " (" + f.getPath()
+                    + "): open flags 0" + Integer.toOctalString(f.getFlags()) + " are not an access mode with at most O_NONBLOCK"));
+        }
+        return Optional.of(e);
     }
 }

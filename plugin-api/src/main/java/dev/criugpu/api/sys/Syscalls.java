@@ -21,8 +21,9 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * munmap, fstat) and for named semaphores (sem_open, sem_close: hsakmt's). In production they are libc's; tests bind
  * the same signatures from a simulator library (the simulated KFD's {@code libkfdsim.so}, names prefixed
  * {@code kfdsim_}). The calls on files relative to a directory fd (openat, renameat, unlinkat, and fstat of what they
- * open) are always libc's: image files are real files under a simulated device too. errno is captured right after
- * each call.
+ * open) are always libc's: image files are real files under a simulated device too. The calls about processes (kcmp,
+ * pidfd_open, pidfd_getfd) have no libc wrapper everywhere and nothing to simulate: they always go to the kernel
+ * through libc's {@code syscall}. errno is captured right after each call.
  */
 public final class Syscalls {
     private static final Linker LINKER = Linker.nativeLinker();
@@ -270,6 +271,61 @@ public final class Syscalls {
             throw e;
         } catch (Throwable t) {
             throw new IllegalStateException("sem_open " + name, t);
+        }
+    }
+
+    /** kcmp(2)'s type for "the same open file description". */
+    public static final int KCMP_FILE = 0;
+
+    /**
+     * kcmp(pid1, pid2, KCMP_FILE, fd1, fd2): 0 when fd {@code fd1} of {@code pid1} and fd {@code fd2} of {@code pid2}
+     * are the same open file description, else 1, 2 (an order) or 3 (different, unordered).
+     */
+    public int kcmpFile(int pid1, int pid2, int fd1, int fd2) {
+        return (int) ProcessCalls.call("kcmp of fd " + fd1 + " of pid " + pid1 + " and fd " + fd2 + " of pid " + pid2,
+                ProcessCalls.nr(312, 272), pid1, pid2, KCMP_FILE, fd1, fd2);
+    }
+
+    /** pidfd_open(pid, 0): a pidfd of {@code pid} (close-on-exec). */
+    public int pidfdOpen(int pid) {
+        return (int) ProcessCalls.call("pidfd_open " + pid, 434, pid, 0, 0, 0, 0);
+    }
+
+    /** pidfd_getfd(pidfd, fd, 0): a close-on-exec copy, in this process, of fd {@code fd} of the pidfd's process. */
+    public int pidfdGetfd(int pidfd, int fd) {
+        return (int) ProcessCalls.call("pidfd_getfd fd " + fd + " of pidfd " + pidfd, 438, pidfd, fd, 0, 0, 0);
+    }
+
+    /** libc's {@code syscall}, bound on first use. */
+    private static final class ProcessCalls {
+        private static final MethodHandle SYSCALL = LINKER.downcallHandle(
+                LINKER.defaultLookup().find("syscall").orElseThrow(() -> new IllegalStateException("no symbol syscall")),
+                FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG),
+                Linker.Option.firstVariadicArg(1), CAPTURE);
+
+        private static final int ENOSYS = 38;
+
+        /** The call's number on this machine (pidfd_* have one number everywhere); -1 where unknown. */
+        static long nr(long x8664, long aarch64) {
+            return switch (System.getProperty("os.arch")) {
+                case "amd64", "x86_64" -> x8664;
+                case "aarch64" -> aarch64;
+                default -> -1;
+            };
+        }
+
+        static long call(String what, long nr, long a, long b, long c, long d, long e) {
+            if (nr < 0) throw failure(what, ENOSYS);
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment state = arena.allocate(CALL_STATE);
+                long r = (long) SYSCALL.invokeExact(state, nr, a, b, c, d, e);
+                if (r < 0) throw failure(what, errno(state));
+                return r;
+            } catch (SyscallException ex) {
+                throw ex;
+            } catch (Throwable t) {
+                throw new IllegalStateException(what, t);
+            }
         }
     }
 

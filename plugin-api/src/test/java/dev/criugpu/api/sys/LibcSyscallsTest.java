@@ -11,6 +11,7 @@ import java.nio.file.Path;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /** The production seam binds libc correctly (variadic open/ioctl/sem_open, errno capture). */
@@ -73,5 +74,47 @@ class LibcSyscallsTest {
         }
         SyscallException e = assertThrows(SyscallException.class, () -> libc.openOrCreateSemaphore("no/such", 0600, 1));
         assertEquals("sem_open no/such failed: EINVAL (errno 22)", e.getMessage());
+    }
+
+    @Test
+    void kcmpTellsOneOpenFileFromAnother() {
+        int self = (int) ProcessHandle.current().pid();
+        int a = libc.open("/dev/null", Syscalls.O_RDONLY | Syscalls.O_CLOEXEC);
+        int b = libc.open("/dev/null", Syscalls.O_RDONLY | Syscalls.O_CLOEXEC);
+        int pidfd = libc.pidfdOpen(self);
+        int copy = libc.pidfdGetfd(pidfd, a);
+        try {
+            assertEquals(0, libc.kcmpFile(self, self, a, copy), "a copy through pidfd_getfd is the same open file");
+            assertNotEquals(0, libc.kcmpFile(self, self, a, b), "two opens of one path are two open files");
+            assertEquals(9, assertThrows(SyscallException.class, () -> libc.kcmpFile(self, self, a, 99_999)).errno());
+        } finally {
+            libc.close(copy);
+            libc.close(pidfd);
+            libc.close(a);
+            libc.close(b);
+        }
+    }
+
+    @Test
+    void pidfdGetfdCopiesAnotherProcesssFile() throws Exception {
+        // the child holds fd 0 on a pipe whose other end is ours; its copy in this process is the same open file
+        Process child = new ProcessBuilder("cat").start();
+        try {
+            int pid = (int) child.pid();
+            int pidfd = libc.pidfdOpen(pid);
+            int copy = libc.pidfdGetfd(pidfd, 0);
+            try {
+                int self = (int) ProcessHandle.current().pid();
+                assertEquals(0, libc.kcmpFile(self, pid, copy, 0));
+                assertNotEquals(0, libc.kcmpFile(self, pid, copy, 1));
+            } finally {
+                libc.close(copy);
+                libc.close(pidfd);
+            }
+        } finally {
+            child.destroyForcibly().waitFor();
+        }
+        assertEquals(3, assertThrows(SyscallException.class, () -> libc.pidfdOpen((int) child.pid())).errno(),
+                "ESRCH once it is reaped");
     }
 }
