@@ -44,9 +44,9 @@ podman_setup() {
     cat >"$s/containers.conf" <<EOF
 [containers]
 netns = "none"
-# podman as root asks runc for more open files than this process's hard limit; where root lacks CAP_SYS_RESOURCE
+# podman as root asks runc for more open files and processes than this process's hard limits; where root lacks CAP_SYS_RESOURCE
 # (the GPU host) runc's setrlimit then fails with EPERM, so the container gets the limits its starter has
-default_ulimits = ["nofile=$(ulimit -Sn):$(ulimit -Hn)"]
+default_ulimits = ["nofile=$(ulimit -Sn):$(ulimit -Hn)", "nproc=$(ulimit -Su):$(ulimit -Hu)"]
 apparmor_profile = "unconfined"
 seccomp_profile = "$p/share/containers/seccomp.json"
 log_driver = "k8s-file"
