@@ -31,6 +31,8 @@ public final class Syscalls {
     public static final int O_RDONLY = 0;
     public static final int O_RDWR = 2;
     public static final int O_CREAT = 0x40;
+    public static final int O_NONBLOCK = 0x800;
+    public static final int O_NOFOLLOW = 0x20000;
     public static final int O_CLOEXEC = 0x80000;
     public static final int PROT_READ = 1;
     public static final int PROT_WRITE = 2;
@@ -166,6 +168,20 @@ public final class Syscalls {
             MemorySegment st = stat.allocate(a);
             if ((int) fstat.invokeExact(state, fd, st) < 0) throw failure("fstat fd " + fd, errno(state));
             return stat.st_rdev(st);
+        } catch (SyscallException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("fstat", t);
+        }
+    }
+
+    /** st_mode of the file behind {@code fd} (its type and permission bits). */
+    public int mode(int fd) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(CALL_STATE);
+            MemorySegment st = stat.allocate(a);
+            if ((int) fstat.invokeExact(state, fd, st) < 0) throw failure("fstat fd " + fd, errno(state));
+            return stat.st_mode(st);
         } catch (SyscallException e) {
             throw e;
         } catch (Throwable t) {
