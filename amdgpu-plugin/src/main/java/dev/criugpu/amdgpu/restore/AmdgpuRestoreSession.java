@@ -93,7 +93,8 @@ public final class AmdgpuRestoreSession implements AutoCloseable {
         } catch (CriuException e) {
             if (e.errno() != Errno.EINTR) throw e;
             // criu ends now and would leave the task to run on GPU memory that may not be all there
-            throw RestoreFailure.killTask(pid, "GPU memory not restored: " + e.getMessage());
+            log.error("{}", RestoreFailure.killTask(pid, "GPU memory not restored: " + e.getMessage()).getMessage());
+            return -Errno.EINTR;
         }
         List<String> failures = outcome.failuresByTask().get(Tasks.innermostPid(pid));
         if (failures != null) {
