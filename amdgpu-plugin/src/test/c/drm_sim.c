@@ -72,7 +72,11 @@ static int fault_minor = -1, fault_mode;
 static unsigned fault_at;
 static uint64_t copied_bytes;
 
-enum { FAULT_NONE, FAULT_SUBMIT_FAILS, FAULT_FENCE_HANGS };
+enum { FAULT_NONE, FAULT_SUBMIT_FAILS, FAULT_FENCE_HANGS, FAULT_FENCE_WAITS };
+/* FAULT_FENCE_WAITS: the fence wait of that submission blocks, as AMDGPU_TIMEOUT_INFINITE on a busy engine does,
+ * until kfdsim_drm_release_fences() (or a reset); the copy is then complete. */
+static pthread_cond_t fences_released = PTHREAD_COND_INITIALIZER;
+static struct sim_ctx *held_ctx;
 
 static uint64_t page_align(uint64_t size) { return (size + PAGE - 1) & ~(uint64_t)(PAGE - 1); }
 
@@ -85,6 +89,16 @@ void kfdsim_drm_reset(void)
 	fault_minor = -1;
 	fault_mode = FAULT_NONE;
 	copied_bytes = 0;
+	held_ctx = NULL;
+	pthread_cond_broadcast(&fences_released);
+	pthread_mutex_unlock(&lock);
+}
+
+void kfdsim_drm_release_fences(void)
+{
+	pthread_mutex_lock(&lock);
+	held_ctx = NULL;
+	pthread_cond_broadcast(&fences_released);
 	pthread_mutex_unlock(&lock);
 }
 
@@ -439,7 +453,9 @@ int kfdsim_amdgpu_cs_submit(void *context, uint64_t flags, struct amdgpu_cs_requ
 		pthread_mutex_lock(&lock);
 		copied_bytes += total;
 		req->seq_no = ++c->seq;
-		if (fault != FAULT_FENCE_HANGS)
+		if (fault == FAULT_FENCE_WAITS)
+			held_ctx = c;
+		else if (fault != FAULT_FENCE_HANGS)
 			c->completed = c->seq;
 		pthread_mutex_unlock(&lock);
 		kfdsim_trace("sdma renderD%d packets=%d bytes=%llu", d->minor, n, (unsigned long long)total);
@@ -456,6 +472,11 @@ int kfdsim_amdgpu_cs_query_fence_status(struct amdgpu_cs_fence *fence, uint64_t 
 	if (fence->ip_type != HW_IP_DMA || fence->ring != 0 || fence->fence == 0 || fence->fence > c->seq)
 		return -EINVAL;
 	pthread_mutex_lock(&lock);
+	if (held_ctx == c) {
+		while (held_ctx == c)
+			pthread_cond_wait(&fences_released, &lock);
+		c->completed = c->seq;
+	}
 	*expired = fence->fence <= c->completed;
 	pthread_mutex_unlock(&lock);
 	return 0;

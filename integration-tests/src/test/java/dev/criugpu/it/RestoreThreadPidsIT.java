@@ -113,7 +113,7 @@ class RestoreThreadPidsIT {
         return byTid;
     }
 
-    /** A KFD topology of one CPU and one MI100-like GPU (gpu_id 0x1001, renderD128), linked by PCIe. */
+    /** A KFD topology of one CPU and one MI100-like GPU (gpu_id 0x1001, renderD128), linked by PCIe (AmdgpuFifoImageIT too). */
     private static Map<String, String> files(String root) {
         Map<String, String> f = new LinkedHashMap<>();
         f.put(root + "/nodes/0/gpu_id", "0\n");
@@ -132,7 +132,7 @@ class RestoreThreadPidsIT {
         return f;
     }
 
-    private static String script(String root) {
+    static String script(String root) {
         return files(root).entrySet().stream().map(e -> "mkdir -p " + Path.of(e.getKey()).getParent() + " && printf '"
                 + e.getValue().replace("\n", "\\n") + "' > " + e.getKey()).collect(Collectors.joining(" && "));
     }

@@ -4,10 +4,13 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
 import com.google.protobuf.Parser;
 
+import dev.criugpu.api.sys.RegularFiles;
+
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.file.Files;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 
@@ -16,7 +19,8 @@ import java.nio.file.Path;
  * length followed by that many bytes of protobuf. Entries of different message types may follow each other
  * (pagemap: one head, then entries), so the parser is given per entry.
  *
- * <p>Every problem (missing file, wrong magic, truncated entry, a length beyond the end of the file, bytes
+ * <p>Only a regular file is read, never through a symlink ({@link RegularFiles}): a link planted in the images dir
+ * would otherwise put bytes of a file root can read into the error lines. Every problem (missing file, wrong magic, truncated entry, a length beyond the end of the file, bytes
  * that are not the expected message) is an {@link ImageException} with a one-line message naming the file.
  * Fields this project's .proto files do not declare are kept as unknown fields, so newer images still read.
  *
@@ -47,15 +51,13 @@ public final class ImageReader implements AutoCloseable {
         long size;
         InputStream in;
         try {
-            if (!Files.isRegularFile(file)) {
-                throw new ImageException(file, Files.exists(file) ? "not a regular file" : "no such image file");
-            }
-            size = Files.size(file);
-            in = new BufferedInputStream(Files.newInputStream(file), 64 * 1024);
+            FileChannel ch = RegularFiles.openForReading(file);
+            size = ch.size();
+            in = new BufferedInputStream(Channels.newInputStream(ch), 64 * 1024);
         } catch (NoSuchFileException e) {
             throw new ImageException(file, "no such image file", e);
-        } catch (ImageException e) {
-            throw e;
+        } catch (RegularFiles.NotRegularFileException e) {
+            throw new ImageException(file, e.getMessage() + "; refused", e);
         } catch (IOException e) {
             throw new ImageException(file, "cannot open: " + e.getMessage(), e);
         }

@@ -1,12 +1,13 @@
 package dev.criugpu.inventory;
 
+import dev.criugpu.api.sys.RegularFiles;
+
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 
 /**
  * Raw page files (pages-*.img, a plugin's raw GPU memory dumps): bytes with no header, streamed through a
@@ -120,10 +121,12 @@ public final class RawPages {
 
         static Reader open(Path file) throws ImageException {
             try {
-                FileChannel ch = FileChannel.open(file, StandardOpenOption.READ);
+                FileChannel ch = RegularFiles.openForReading(file);
                 return new Reader(file, ch, ch.size());
             } catch (NoSuchFileException e) {
                 throw new ImageException(file, "no such raw image file", e);
+            } catch (RegularFiles.NotRegularFileException e) {
+                throw new ImageException(file, e.getMessage() + "; refused", e);
             } catch (IOException e) {
                 throw new ImageException(file, "cannot open: " + e.getMessage(), e);
             }

@@ -48,6 +48,27 @@ class BadInputTest {
     }
 
     @Test
+    void aSymlinkNamedLikeAnImageIsRefusedAndNothingOfItsTargetIsPrinted() throws Exception {
+        Path secret = Files.write(tmp.resolve("secret"), "SECRET-BYTES".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        Path link = Files.createSymbolicLink(tmp.resolve("pstree.img"), secret);
+        ImageException e = readPstreeFails(link);
+        assertOneLine(e, link, "is a symbolic link, not a regular file; refused");
+        assertFalse(e.getMessage().contains("0x") || e.getMessage().contains("SECR"), e.getMessage());
+        assertThrows(ImageException.class, () -> RawPages.open(link));
+    }
+
+    @Test
+    void aFifoNamedLikeAnImageIsRefusedAtOnce() throws Exception {
+        Path fifo = tmp.resolve("inventory.img");
+        Process mk = new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start();
+        assertEquals(0, mk.waitFor());
+        // nobody writes to the FIFO: a reader that opened it blocking would never return
+        assertOneLine(assertThrows(ImageException.class, () -> ImageReader.openAny(fifo)), fifo,
+                "is a FIFO, not a regular file; refused");
+        assertOneLine(assertThrows(ImageException.class, () -> RawPages.open(fifo)), fifo, "is a FIFO");
+    }
+
+    @Test
     void truncatedEntry() throws Exception {
         byte[] real = Files.readAllBytes(tree.resolve("pstree.img"));
         Path p = damaged("pstree.img", Arrays.copyOf(real, real.length - 3));

@@ -14,7 +14,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * Signals aimed at the calling thread alone, as the shim arranges them around a hook: block a signal on this thread,
  * send it to this thread (so no other thread of the test JVM can take it), and take it back without delivery.
  */
-final class ThreadSignals implements AutoCloseable {
+public final class ThreadSignals implements AutoCloseable {
     private static final Linker L = Linker.nativeLinker();
     private static final MethodHandle SIGMASK = L.downcallHandle(L.defaultLookup().find("pthread_sigmask").orElseThrow(),
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
@@ -30,7 +30,7 @@ final class ThreadSignals implements AutoCloseable {
     private final int sig;
 
     /** Blocks {@code sig} on this thread until {@link #close()}. */
-    ThreadSignals(int sig) throws Throwable {
+    public ThreadSignals(int sig) throws Throwable {
         this.sig = sig;
         int rc = (int) SIGMASK.invokeExact(SIG_BLOCK, set(sig), old);
         if (rc != 0) throw new IllegalStateException("pthread_sigmask " + rc);
@@ -43,7 +43,7 @@ final class ThreadSignals implements AutoCloseable {
     }
 
     /** Sends the signal to this thread only; it stays pending while blocked. */
-    void raiseHere() throws Throwable {
+    public void raiseHere() throws Throwable {
         long pid = ProcessHandle.current().pid();
         long tid = (long) SYSCALL3.invokeExact(SYS_GETTID, 0L, 0L, 0L);
         long rc = (long) SYSCALL3.invokeExact(SYS_TGKILL, pid, tid, (long) sig);

@@ -13,23 +13,28 @@ import dev.criugpu.amdgpu.kfd.ProcessInfo;
 import dev.criugpu.amdgpu.topology.Topology;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
+import dev.criugpu.api.sys.RegularFiles;
 import dev.criugpu.api.sys.Syscalls;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Dumps one KFD fd (DUMP_EXT_FILE): version check on a fresh {@code /dev/kfd}, PROCESS_INFO (pauses the
  * queues), CHECKPOINT, the {@code amdgpu-kfd-<id>.img} image, and UNPAUSE on every path once PROCESS_INFO has
  * paused the queues, so a failed dump never leaves the GPU queues stopped. Must run on the hook's thread.
  * Between CHECKPOINT and the image, {@link BoContentDumper} copies the VRAM/GTT contents into the pages files
- * through the dma-buf fds CHECKPOINT opened; those fds are closed on every path.
+ * through the dma-buf fds CHECKPOINT opened; those fds are closed on every path (those the copies took by the copy
+ * threads, which may outlive an interrupted wait).
  */
 public final class KfdFileDumper {
     public static final Path HSAKMT_SHM = Path.of("/dev/shm/hsakmt_shared_mem");
@@ -63,16 +68,17 @@ public final class KfdFileDumper {
         CriuException failure = null;
         try {
             KfdCheckpoint cp = kfd.checkpoint(info);
+            Set<Integer> takenByCopies = new HashSet<>();
             try {
                 Map<Integer, Integer> toUser = userGpuIds(info, cp);
                 // Only the GPUs the process uses go into the image (upstream v4.2 fails on a visible unused GPU, #2723).
                 Topology used = topology.onlyGpus(toUser.keySet());
                 CriuKfd image = toImage(info, cp, used, toUser);
-                contents.dump(fileId, cp, used, checkpointMaps);
+                contents.dump(fileId, cp, used, checkpointMaps, takenByCopies);
                 images.writeKfd(fileId, image);
                 return image;
             } finally {
-                closeDmabufs(cp);
+                closeDmabufs(cp, takenByCopies);
             }
         } catch (CriuException e) {
             failure = e;
@@ -129,22 +135,25 @@ public final class KfdFileDumper {
 
     /** hsakmt's shared memory file: its size and first 4 bytes (host order), or size 0 when absent. */
     private void setSharedMem(CriuKfd.Builder b) {
-        if (!Files.exists(hsakmtShm)) {
+        if (!Files.exists(hsakmtShm, LinkOption.NOFOLLOW_LINKS)) {
             b.setSharedMemSize(0).setSharedMemMagic(0);
             return;
         }
-        try (InputStream in = Files.newInputStream(hsakmtShm)) {
-            byte[] magic = in.readNBytes(4);
-            int m = magic.length == 4 ? ByteBuffer.wrap(magic).order(ByteOrder.nativeOrder()).getInt() : 0;
-            b.setSharedMemSize(Files.size(hsakmtShm)).setSharedMemMagic(m);
+        try (FileChannel ch = RegularFiles.openForReading(hsakmtShm)) {
+            ByteBuffer magic = ByteBuffer.allocate(4).order(ByteOrder.nativeOrder());
+            while (magic.hasRemaining() && ch.read(magic) >= 0) {
+                // a short file has no magic: 0, as upstream reads it
+            }
+            b.setSharedMemSize(ch.size()).setSharedMemMagic(magic.hasRemaining() ? 0 : magic.getInt(0));
         } catch (IOException e) {
             throw new CriuException(Errno.EIO, "cannot read " + hsakmtShm + ": " + e.getMessage(), e);
         }
     }
 
-    private void closeDmabufs(KfdCheckpoint cp) {
+    /** Closes the dma-buf fds the copies did not take (they close theirs, see {@link BoContentDumper}). */
+    private void closeDmabufs(KfdCheckpoint cp, Set<Integer> takenByCopies) {
         for (BoBucket bo : cp.bos()) {
-            if (bo.hasDmabuf()) sys.close(bo.dmabufFd());
+            if (bo.hasDmabuf() && !takenByCopies.contains(bo.dmabufFd())) sys.close(bo.dmabufFd());
         }
     }
 }

@@ -3,6 +3,7 @@ package dev.criugpu.amdgpu.images;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
 import dev.criugpu.api.sys.ImageFiles;
+import dev.criugpu.api.sys.RegularFiles;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -12,7 +13,6 @@ import java.nio.channels.SeekableByteChannel;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 
 /**
  * The framing of every amdgpu plugin file: an 8-byte host-endian length, then that many payload bytes (no criu
@@ -52,7 +52,7 @@ public final class FramedFile {
     }
 
     /** Removes a file of ours that a failure left behind; never throws (used on failure paths). */
-    static void deleteQuietly(Path file) {
+    public static void deleteQuietly(Path file) {
         try {
             if (file != null) ImageFiles.delete(file.getParent(), file.getFileName().toString());
         } catch (IOException ignored) {
@@ -64,15 +64,15 @@ public final class FramedFile {
         while (b.hasRemaining()) ch.write(b);
     }
 
-    /** True when {@code dir/name} exists (used to tell KFD from render-node files at restore). */
+    /** True when something is at {@code dir/name} (used to tell KFD from render-node files at restore). */
     public static boolean exists(Path dir, String name) {
-        return Files.exists(dir.resolve(name));
+        return Files.exists(dir.resolve(name), java.nio.file.LinkOption.NOFOLLOW_LINKS);
     }
 
     /** The payload of {@code dir/name}; fails naming the file if it is missing, truncated or over-long. */
     public static byte[] read(Path dir, String name) {
         Path file = dir.resolve(name);
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+        try (FileChannel ch = RegularFiles.openForReading(file)) {
             long length = checkedLength(ch, name);
             if (length > MAX_MESSAGE_BYTES) {
                 throw new CriuException(Errno.EINVAL, name + ": length header " + length + " is too large for a message");
@@ -82,11 +82,20 @@ public final class FramedFile {
                 if (ch.read(payload) < 0) throw new IOException("unexpected end of file");
             }
             return payload.array();
-        } catch (NoSuchFileException e) {
-            throw new CriuException(Errno.ENOENT, name + ": no such file in the images directory", e);
         } catch (IOException e) {
-            throw new CriuException(Errno.EIO, name + ": cannot read: " + e.getMessage(), e);
+            throw openFailure(name, e, "cannot read: ");
         }
+    }
+
+    /** The one line for a file that could not be opened or read: missing, not a regular file, or an I/O error. */
+    static CriuException openFailure(String name, IOException e, String otherwise) {
+        if (e instanceof NoSuchFileException) {
+            return new CriuException(Errno.ENOENT, name + ": no such file in the images directory", e);
+        }
+        if (e instanceof RegularFiles.NotRegularFileException) {
+            return new CriuException(Errno.EINVAL, name + ": " + e.getMessage() + "; refused", e);
+        }
+        return new CriuException(Errno.EIO, name + ": " + otherwise + e.getMessage(), e);
     }
 
     /** Reads the length header and checks that exactly that many bytes follow it. */

@@ -2,17 +2,17 @@ package dev.criugpu.amdgpu.images;
 
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
+import dev.criugpu.api.sys.RegularFiles;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 
 /**
  * Reads one {@code amdgpu-pages-<id>-<gpu>.img}. Opening checks that the header equals the expected total (the
- * sum of the GPU's VRAM/GTT BO sizes in the KFD image) and the file's real length, as upstream's restore does.
+ * sum of the GPU's VRAM/GTT BO sizes in the KFD image) and the file's real length, as upstream's restore does; only a
+ * regular file is opened, never through a symlink ({@link RegularFiles}).
  */
 public final class PagesFileReader implements AutoCloseable {
     private final String name;
@@ -22,11 +22,9 @@ public final class PagesFileReader implements AutoCloseable {
     public PagesFileReader(Path dir, String name, long expectedTotal) {
         this.name = name;
         try {
-            this.ch = FileChannel.open(dir.resolve(name), StandardOpenOption.READ);
-        } catch (NoSuchFileException e) {
-            throw new CriuException(Errno.ENOENT, name + ": no such file in the images directory", e);
+            this.ch = RegularFiles.openForReading(dir.resolve(name));
         } catch (IOException e) {
-            throw new CriuException(Errno.EIO, name + ": cannot open: " + e.getMessage(), e);
+            throw FramedFile.openFailure(name, e, "cannot open: ");
         }
         try {
             this.total = FramedFile.checkedLength(ch, name);

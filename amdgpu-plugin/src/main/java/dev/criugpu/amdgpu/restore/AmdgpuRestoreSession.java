@@ -87,7 +87,15 @@ public final class AmdgpuRestoreSession implements AutoCloseable {
     }
 
     public int resume(int pid) {
-        RefillSession.Outcome outcome = refill.finish();
+        RefillSession.Outcome outcome;
+        try {
+            outcome = refill.finish();
+        } catch (CriuException e) {
+            if (e.errno() != Errno.EINTR) throw e;
+            // criu ends now and would leave the task to run on GPU memory that may not be all there
+            log.error("{}", RestoreFailure.killTask(pid, "GPU memory not restored: " + e.getMessage()).getMessage());
+            return -Errno.EINTR;
+        }
         List<String> failures = outcome.failuresByTask().get(Tasks.innermostPid(pid));
         if (failures != null) {
             failures.forEach(log::error);

@@ -1,11 +1,14 @@
 package dev.criugpu.amdgpu.restore;
 
 import dev.criugpu.amdgpu.sys.UnixSockets;
+import dev.criugpu.api.Interrupts;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.function.Consumer;
 
 /**
@@ -20,6 +23,7 @@ public final class RefillServer implements AutoCloseable {
     private final Consumer<RefillRequest> onRequest;
     private final Consumer<RefillRequestReader.Refused> onRefused;
     private Thread poller;
+    private final CompletableFuture<Void> ended = new CompletableFuture<>();
 
     public RefillServer(Map<Integer, Integer> channels, Consumer<RefillRequest> onRequest,
                         Consumer<RefillRequestReader.Refused> onRefused) {
@@ -35,16 +39,24 @@ public final class RefillServer implements AutoCloseable {
     }
 
     private void pollLoop() {
+        try {
+            serveAll();
+        } finally {
+            ended.complete(null);
+        }
+    }
+
+    private void serveAll() {
         Map<Integer, Integer> waiting = new LinkedHashMap<>(channels);
         while (!waiting.isEmpty()) {
             List<Integer> files = new ArrayList<>(waiting.keySet());
             int[] fds = new int[files.size() + 1];
             for (int i = 0; i < files.size(); i++) fds[i] = waiting.get(files.get(i));
             fds[files.size()] = stopFd;
-            int ready = UnixSockets.pollReadable(fds);
-            boolean stopping = (ready & (1 << files.size())) != 0;
+            boolean[] ready = UnixSockets.pollReadable(fds);
+            boolean stopping = ready[files.size()];
             for (int i = 0; i < files.size(); i++) {
-                if (!stopping && (ready & (1 << i)) == 0) continue;
+                if (!stopping && !ready[i]) continue;
                 int file = files.get(i);
                 if (serve(file, waiting.get(file)) || stopping) waiting.remove(file);
             }
@@ -67,26 +79,27 @@ public final class RefillServer implements AutoCloseable {
         return true;
     }
 
-    /** Takes what is still waiting on the channels, then ends the thread (started or not). */
+    /**
+     * Takes what is still waiting on the channels, then ends the thread (started or not). The wait for it gives up
+     * when criu is told to stop ({@link Interrupts}).
+     */
     public synchronized void stop() {
         if (poller == null) start();
-        if (!poller.isAlive()) return;
+        if (ended.isDone()) return;
         UnixSockets.signal(stopFd);
-        boolean interrupted = false;
-        while (true) {
-            try {
-                poller.join();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
+        try {
+            Interrupts.await(ended, "the AMD refill poller to take the last refill requests");
+        } catch (ExecutionException e) {
+            throw new IllegalStateException(e.getCause()); // ended is only ever completed normally
         }
-        if (interrupted) Thread.currentThread().interrupt();
     }
 
     @Override
     public synchronized void close() {
-        stop();
-        UnixSockets.close(stopFd);
+        try {
+            stop();
+        } finally {
+            if (ended.isDone()) UnixSockets.close(stopFd); // a poller still running keeps polling it: leave it open
+        }
     }
 }

@@ -5,6 +5,7 @@ import dev.criugpu.amdgpu.images.proto.CriuKfd;
 import dev.criugpu.amdgpu.kfd.BoBucket;
 import dev.criugpu.amdgpu.sys.UnixSockets;
 import dev.criugpu.api.CriuException;
+import dev.criugpu.api.Interrupts;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -13,7 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 
 /**
  * The BO-content refill of one restore: a {@link RefillServer} over the plan's {@link RefillChannels}, whose
@@ -85,7 +86,10 @@ public final class RefillSession implements AutoCloseable {
         failuresByTask.computeIfAbsent(taskPid, p -> new ArrayList<>()).add(message);
     }
 
-    /** Ends the server and waits for every copy; the same outcome on every later call. */
+    /**
+     * Ends the server and waits for every copy; the same outcome on every later call. Gives up with EINTR when criu
+     * is told to stop meanwhile ({@link Interrupts}); the copies still running go on until criu's process ends.
+     */
     public Outcome finish() {
         synchronized (this) {
             if (outcome != null) return outcome;
@@ -104,8 +108,9 @@ public final class RefillSession implements AutoCloseable {
                 continue;
             }
             try {
-                r.done().join();
-            } catch (CompletionException ex) {
+                Interrupts.await(r.done(), "the GPU memory refill of " + ImageNames.kfd(e.getKey()) + " (pid "
+                        + r.taskPid() + ")");
+            } catch (ExecutionException ex) {
                 String why = ex.getCause() instanceof CriuException c ? c.getMessage() : String.valueOf(ex.getCause());
                 synchronized (this) {
                     failed(r.taskPid(), why);

@@ -44,8 +44,7 @@ public final class UnixSockets {
 
     /** Waits until {@code fd} is readable; false when {@code stopFd} fired and {@code fd} has nothing to read. */
     private static boolean awaitReadable(int fd, int stopFd) {
-        int ready = pollReadable(fd, stopFd);
-        return (ready & 1) != 0;
+        return pollReadable(fd, stopFd)[0];
     }
 
     /**
@@ -124,7 +123,7 @@ public final class UnixSockets {
     }
 
     /** Blocks until one of {@code fds} is readable (or hung up); returns a mask with bit i set for each ready fds[i]. */
-    public static int pollReadable(int... fds) {
+    public static boolean[] pollReadable(int... fds) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment st = a.allocate(socket_h.CALL_STATE);
             MemorySegment p = a.allocate(pollfd.layout(), fds.length);
@@ -136,11 +135,11 @@ public final class UnixSockets {
             while (socket_h.poll(st, p, fds.length, -1) < 0) {
                 if (socket_h.errno(st) != Errno.EINTR) throw failure("poll", st);
             }
-            int mask = 0;
+            boolean[] ready = new boolean[fds.length];
             for (int i = 0; i < fds.length; i++) {
-                if (pollfd.revents(p.asSlice(i * pollfd.sizeof(), pollfd.sizeof())) != 0) mask |= 1 << i;
+                ready[i] = pollfd.revents(p.asSlice(i * pollfd.sizeof(), pollfd.sizeof())) != 0;
             }
-            return mask;
+            return ready;
         }
     }
 

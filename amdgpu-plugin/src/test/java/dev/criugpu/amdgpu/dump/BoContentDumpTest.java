@@ -10,6 +10,8 @@ import dev.criugpu.amdgpu.testing.TwoGpuHost;
 import dev.criugpu.amdgpu.topology.Topology;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
+import dev.criugpu.api.ThreadSignals;
+import dev.criugpu.api.bindings.signal_h;
 import dev.criugpu.api.sys.Syscalls;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -187,5 +189,29 @@ class BoContentDumpTest {
         assertEquals(List.of(), imageFiles());
         assertFalse(KfdSimulator.paused(kfd));
         assertEquals(0, KfdSimulator.drmLive());
+    }
+    @Test
+    void aStopSignalEndsTheWaitForACopyStillRunningAndNoPagesFileIsLeftThatLooksComplete() throws Throwable {
+        long fdsBefore = openFds();
+        KfdSimulator.drmFault(MINOR_B, 0, DrmFault.FENCE_WAITS); // GPU 0xa002's first copy waits on its fence
+        CriuException e;
+        try (ThreadSignals ctrlC = new ThreadSignals(signal_h.SIGINT)) {
+            ctrlC.raiseHere(); // pending on the hook's thread, blocked there as the shim blocks it
+            e = assertThrows(CriuException.class, () -> dumper(0).dump(kfd, FILE_ID));
+        }
+        assertEquals(Errno.EINTR, e.errno());
+        assertEquals("criu received SIGINT while waiting for the SDMA copies of amdgpu-kfd-9.img; stopped waiting so"
+                + " that criu can end", e.getMessage());
+        assertFalse(KfdSimulator.paused(kfd), "the interrupted dump still unpauses");
+        assertEquals(List.of(), imageFiles().stream().filter(f -> !f.endsWith(".partial")).toList(),
+                "no KFD image and no pages file under its real name");
+
+        KfdSimulator.drmReleaseFences(); // the copy that outlived the wait ends now: abandoned, not finished
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().startsWith("amdgpu-sdma-")) t.join();
+        }
+        assertEquals(List.of(), imageFiles(), "the abandoned copy removed its .partial file");
+        assertEquals(0, KfdSimulator.drmLive());
+        assertEquals(fdsBefore, openFds(), "each copy thread closed its dma-buf fds");
     }
 }

@@ -79,4 +79,32 @@ class HsakmtFilesTest {
         assertTrue(Files.exists(shm.resolve("hsakmt_shared_mem")));
         assertFalse(Files.exists(shm.resolve("gone")));
     }
+    @Test
+    void aRecordedSizeBeyondWhatHsakmtUsesIsRefusedAndNothingIsCreated() throws Exception {
+        KfdSimulator.setShmDir(shm);
+        Path file = shm.resolve("hsakmt_shared_mem");
+        CriuException e = assertThrows(CriuException.class, () -> HsakmtFiles.recreate(KfdSimulator.syscalls(), file,
+                List.of(kfd(8, 1), kfd(-1L, 0x12345678))));
+        assertEquals("a KFD image of pid 1 records hsakmt's shared memory file " + file + " as 18446744073709551615"
+                + " bytes, more than the 65536 hsakmt uses at most; refused", e.getMessage());
+        try (var s = Files.list(shm)) {
+            assertEquals(List.of(), s.toList(), "neither the file nor the semaphore");
+        }
+    }
+
+    @Test
+    void theFileIsRootsAloneToWriteAndAPlantedSymlinkIsNotFollowed() throws Exception {
+        recreate(List.of(kfd(8, 0x12345678)));
+        assertEquals(java.util.Set.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE,
+                PosixFilePermission.GROUP_READ, PosixFilePermission.OTHERS_READ),
+                Files.getPosixFilePermissions(shm.resolve("hsakmt_shared_mem")), "0644 at most");
+
+        Path other = shm.resolve("other");
+        Files.createDirectory(other);
+        Path target = other.resolve("target");
+        Files.createSymbolicLink(other.resolve("hsakmt_shared_mem"), target);
+        KfdSimulator.setShmDir(other);
+        HsakmtFiles.recreate(KfdSimulator.syscalls(), other.resolve("hsakmt_shared_mem"), List.of(kfd(8, 1)));
+        assertFalse(Files.exists(target), "the link's target was not created");
+    }
 }

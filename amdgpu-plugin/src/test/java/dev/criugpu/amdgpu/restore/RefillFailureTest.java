@@ -13,6 +13,8 @@ import dev.criugpu.amdgpu.topology.Topology;
 import dev.criugpu.api.InventoryClaim;
 import dev.criugpu.api.LogLevel;
 import dev.criugpu.api.Stage;
+import dev.criugpu.api.ThreadSignals;
+import dev.criugpu.api.bindings.signal_h;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -217,5 +219,29 @@ class RefillFailureTest {
         assertEquals(List.of(), criu.lines(LogLevel.ERROR), "the refill itself succeeded");
         assertEquals(SIGKILL, task.reap(false), "the task was killed, not left running without its queues");
         plugin.exit(Stage.RESTORE, 0);
+    }
+    @Test
+    void aStopSignalDuringTheRefillWaitKillsTheTaskAndLetsCriuEnd() throws Throwable {
+        Path images = dumped();
+        KfdSimulator.drmFault(128, 0, KfdSimulator.DrmFault.FENCE_WAITS); // GPU 0x1002's first refill copy waits
+        SimulatedCriu criu = new SimulatedCriu(Stage.RESTORE, images, InventoryClaim.LISTED);
+        AmdgpuPlugin plugin = SimulatedGpuProcess.restorePlugin(dir, Map.of("KFD_MAX_BUFFER_SIZE", "1M"));
+        assertEquals(0, plugin.init(Stage.RESTORE, criu), String.join("\n", criu.lines()));
+        KfdSimulator.Task task = criu.spawnRestore(SimulatedGpuProcess.KFD_FILE);
+        assertTrue(task.result() >= 0, "RESTORE_EXT_FILE in the task returned " + task.result());
+        try (ThreadSignals ctrlC = new ThreadSignals(signal_h.SIGINT)) {
+            ctrlC.raiseHere();
+            assertEquals(-4, plugin.resumeDevicesLate(task.pid()));
+        }
+        assertEquals(SIGKILL, task.reap(false), "the task was killed, not left to run on half its GPU memory");
+        List<String> errors = criu.lines(LogLevel.ERROR);
+        assertEquals(1, errors.size(), errors.toString());
+        assertTrue(errors.getFirst().matches("pid " + task.pid() + ": GPU memory not restored: criu received SIGINT while"
+                + " waiting for the (AMD refill poller to take the last refill requests|GPU memory refill of"
+                + " amdgpu-kfd-5\\.img \\(pid \\d+\\)); stopped waiting so that criu can end; killed it so that it cannot"
+                + " run without its GPU state \\(this fails the restore\\)"), errors.getFirst());
+        KfdSimulator.drmReleaseFences();
+        plugin.exit(Stage.RESTORE, 0);
+        assertEquals(0, KfdSimulator.drmLive(), "every libdrm object freed once the copy ended");
     }
 }

@@ -33,6 +33,7 @@ public final class KfdSimulator {
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT));
     private static final MethodHandle FILL_BO = fn("kfdsim_fill_bo", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG));
     private static final MethodHandle DRM_FAULT = fn("kfdsim_drm_fault", FunctionDescriptor.ofVoid(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle DRM_RELEASE = fn("kfdsim_drm_release_fences", FunctionDescriptor.ofVoid());
     private static final MethodHandle DRM_LIVE = fn("kfdsim_drm_live", FunctionDescriptor.of(JAVA_INT));
     private static final MethodHandle DRM_SUBMITS = fn("kfdsim_drm_submits", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     private static final MethodHandle SET_OBJECTS = fn("kfdsim_set_objects",
@@ -152,7 +153,9 @@ public final class KfdSimulator {
         /** amdgpu_cs_submit fails with -EIO, nothing is copied. */
         SUBMIT_FAILS(1),
         /** The first packet copies half its bytes and the fence never signals (a hung engine). */
-        FENCE_HANGS(2);
+        FENCE_HANGS(2),
+        /** The copy is done but the fence wait blocks until {@link #drmReleaseFences()} (a busy engine). */
+        FENCE_WAITS(3);
 
         final int mode;
 
@@ -164,6 +167,11 @@ public final class KfdSimulator {
     /** Submission {@code nth} (0-based, since the last reset) on render minor {@code minor} misbehaves. */
     public static void drmFault(int minor, int nth, DrmFault fault) {
         call(() -> { DRM_FAULT.invokeExact(minor, nth, fault.mode); });
+    }
+
+    /** Ends every fence wait that {@link DrmFault#FENCE_WAITS} holds (a reset does too). */
+    public static void drmReleaseFences() {
+        call(() -> { DRM_RELEASE.invokeExact(); });
     }
 
     /** Simulated libdrm objects (devices, BOs, VA ranges, BO lists, contexts) not freed yet. */

@@ -239,4 +239,48 @@ class GpuMatcherTest {
         assertEquals(1, errors.size());
         assertTrue(errors.get(0).contains("KFD_VRAM_SIZE_CHECK=false"), errors.get(0));
     }
+    /** {@code n} GPUs with gpu ids {@code first..first+n-1}, of {@code vramGiB[i]} GiB each. */
+    private static SysfsTree sized(int first, long... vramGiB) {
+        int[] ids = new int[vramGiB.length];
+        for (int i = 0; i < ids.length; i++) ids[i] = first + i;
+        SysfsTree t = pcieSystem(ids);
+        for (int i = 0; i < ids.length; i++) t.node(i + 1).vram(vramGiB[i] * GiB, true);
+        return t;
+    }
+
+    private static long[] gib(int n, long each) {
+        long[] v = new long[n];
+        java.util.Arrays.fill(v, each);
+        return v;
+    }
+
+    @Test
+    void sixteenGpusWithNoMatchingAreRefusedWithoutTryingEveryOrder() {
+        // Every checkpointed GPU fits 15 of the 16 local ones, but the 16th local GPU is too small for all of them:
+        // trying orders one by one would take 16! attempts.
+        Topology src = topo("ckpt", sized(0xa00, gib(16, 32)));
+        long[] local = gib(16, 32);
+        local[7] = 16;
+        Topology dest = topo("local", sized(0xb00, local));
+        String why = failure(src, dest, MatchChecks.all());
+        assertTrue(why.startsWith("no assignment gives every checkpointed GPU its own local GPU"), why);
+        assertEquals(0, GpuMatcher.stepsToDecide(src, dest, MatchChecks.all()), "decided before any pair was tried");
+    }
+
+    @Test
+    void sixteenGpusWhereTheFirstChoiceStarvesTheLastAreMatchedInAtMostNSquaredSteps() {
+        // Only the local 32 GiB GPU (tried first) holds the checkpointed 32 GiB one (tried last): without looking
+        // ahead, every order of the other fifteen would be tried first.
+        long[] ckpt = gib(16, 16);
+        ckpt[0] = 32;
+        long[] local = gib(16, 16);
+        local[15] = 32;
+        Topology src = topo("ckpt", sized(0xa00, ckpt));
+        Topology dest = topo("local", sized(0xb00, local));
+        GpuMapping m = match(src, dest);
+        assertEquals(0xb0f, m.localGpu(0xa00));
+        assertEquals(16, new java.util.HashSet<>(m.gpus().values()).size());
+        int steps = GpuMatcher.stepsToDecide(src, dest, MatchChecks.all());
+        assertTrue(steps <= 16 * 16, steps + " pair checks");
+    }
 }

@@ -215,6 +215,11 @@ public final class Syscalls {
         }
     }
 
+    /** st_mode of the file behind {@code fd} (its type and permission bits); always libc's. */
+    public int mode(int fd) {
+        return fileStat(fd).mode();
+    }
+
     /** openat(dirFd, name, flags, mode): a new fd, or a {@link SyscallException} naming {@code name}. */
     public int openat(int dirFd, String name, int flags, int mode) {
         try (Arena a = Arena.ofConfined()) {
