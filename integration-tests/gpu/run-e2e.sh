@@ -18,6 +18,7 @@ start_host_script "$@"
 source "$GPU_DIR/cases.sh"
 source "$GPU_DIR/cases_lifecycle.sh"
 source "$GPU_DIR/cases_inherited.sh"
+source "$GPU_DIR/cases_pair.sh"
 T_START=$(now_s)
 CASES="${E2E_CASES:-counter torch tree leave-running fail-script fail-full lock-timeout cpu-process twin interop-upstream interop-to-upstream interop-legacy killed-after-pause killed-during-checkpoint killed-during-pagedump killed-after-exit sigint sigterm late-restore-failure dataloader-persistent dataloader-4 late-child own-nvidia-file}"
 
@@ -63,6 +64,8 @@ for c in $CASES; do
         dataloader-persistent) case_torch_workers torch-dataloader-2-persistent --workers 2 --persistent ;;
         dataloader-4) case_torch_workers torch-dataloader-4 --workers 4 ;;
         late-child) case_late_child cuda-late-child ;;
+        pair-quiesce) case_pair_quiesce pair-quiesce ;;
+        pair-sequential-fails) case_pair_sequential_fails pair-sequential-fails ;;
         own-nvidia-file) case_own_nvidia_file own-nvidia-file ;;
         *) fail "$c" "unknown case (E2E_CASES)" ;;
     esac
