@@ -15,7 +15,7 @@ import dev.criugpu.cuda.agent.WatchdogLink;
 import dev.criugpu.cuda.image.CudaGpuEntry;
 import dev.criugpu.cuda.image.CudaTaskEntry;
 import dev.criugpu.cuda.image.CudaTaskImages;
-import dev.criugpu.cuda.proc.Procs;
+import dev.criugpu.api.sys.ProcStat;
 import dev.criugpu.cuda.ptrace.RestoreThreadControl;
 import dev.criugpu.cuda.state.CudaAction;
 import dev.criugpu.cuda.state.CudaState;
@@ -134,7 +134,7 @@ final class DumpSession {
         }
         List<GpuInfo> gpus = state == CudaState.CHECKPOINTED ? List.of() : gpusOf(pid);
         List<GpuInfo> visible = gpus.isEmpty() ? List.of() : TaskGpus.visible(pid, presentGpus, gpus);
-        long start = Procs.stat(pid).map(Procs.Stat::startTime).orElse(0L);
+        long start = ProcStat.of(pid).map(ProcStat::startTime).orElse(0L);
         CudaTask task = new CudaTask(pid, Tasks.innermostPid(pid), restoreTid, state, gpus, visible, start);
         if (Transitions.needsCheckpoint(state)) watch(task);
         if (memory == null && !gpus.isEmpty()) {
@@ -308,7 +308,7 @@ final class DumpSession {
     }
 
     private boolean allCheckpointsStarted() {
-        return tasks.values().stream().noneMatch(t -> !t.checkpointStarted && Procs.alive(t.pid));
+        return tasks.values().stream().noneMatch(t -> !t.checkpointStarted && ProcStat.alive(t.pid));
     }
 
     /** Joins every checkpoint, re-stops every woken restore thread, and reports the first failure. */

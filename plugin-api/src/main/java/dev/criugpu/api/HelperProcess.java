@@ -1,5 +1,7 @@
 package dev.criugpu.api;
 
+import dev.criugpu.api.sys.ProcStat;
+
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
@@ -13,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -25,6 +28,8 @@ import java.util.concurrent.TimeUnit;
 public final class HelperProcess implements AutoCloseable {
     private static final String SHELL = "/bin/sh";
     private static final String PID_FILE = "helper.pid";
+    /** The helper's /proc/PID/stat line as the starting shell read it: its start time tells a reused pid apart. */
+    private static final String STAT_FILE = "helper.stat";
     private static final String OUTPUT_FILE = "helper.out";
     private static final long SHELL_WAIT_S = 10;
 
@@ -76,15 +81,22 @@ public final class HelperProcess implements AutoCloseable {
             }
         }
 
-        /** Whether the helper's process has gone (its pid, which the starting shell wrote, no longer runs). */
-        private boolean ended() {
+        /**
+         * Whether the helper's process has gone: its pid (which the starting shell wrote) is free, a zombie — nobody
+         * may ever reap it, as in a container whose init waits for nothing — or another process's.
+         */
+        boolean ended() {
             try {
                 Path pidFile = dir.resolve(PID_FILE);
                 if (!Files.isRegularFile(pidFile)) return false;
                 String pid = Files.readString(pidFile).strip();
                 if (pid.isEmpty()) return false;
-                return ProcessHandle.of(Long.parseLong(pid)).map(h -> !h.isAlive()).orElse(true);
-            } catch (IOException | NumberFormatException e) {
+                Optional<ProcStat> now = ProcStat.of(Long.parseLong(pid));
+                if (now.isEmpty() || !now.get().alive()) return true;
+                Path statFile = dir.resolve(STAT_FILE);
+                if (!Files.isRegularFile(statFile)) return false;
+                return ProcStat.parse(Files.readString(statFile).strip()).startTime() != now.get().startTime();
+            } catch (IOException | IllegalArgumentException e) {
                 return false;
             }
         }
@@ -105,6 +117,7 @@ public final class HelperProcess implements AutoCloseable {
                 server.close();
                 Files.deleteIfExists(socket());
                 Files.deleteIfExists(dir.resolve(PID_FILE));
+                Files.deleteIfExists(dir.resolve(STAT_FILE));
                 Files.deleteIfExists(dir.resolve(OUTPUT_FILE));
                 Files.deleteIfExists(dir);
             } catch (IOException e) {
@@ -137,7 +150,9 @@ public final class HelperProcess implements AutoCloseable {
             // setsid (util-linux) execs in place when not a group leader, as a background job is not: $! is the helper
             List<String> command = new ArrayList<>(List.of(SHELL, "-c",
                     "d=\"$1\"; shift; if command -v setsid >/dev/null 2>&1; then setsid \"$@\" </dev/null >\"$d/" + OUTPUT_FILE
-                            + "\" 2>&1 & else \"$@\" </dev/null >\"$d/" + OUTPUT_FILE + "\" 2>&1 & fi; echo $! >\"$d/" + PID_FILE + "\"",
+                            + "\" 2>&1 & else \"$@\" </dev/null >\"$d/" + OUTPUT_FILE + "\" 2>&1 & fi; "
+                            // the helper is this shell's child until the shell exits: its pid cannot be reused yet
+                            + "read -r s </proc/$!/stat && echo \"$s\" >\"$d/" + STAT_FILE + "\"; echo $! >\"$d/" + PID_FILE + "\"",
                     "criu-gpu-helper", p.dir.toString(), Path.of(System.getProperty("java.home"), "bin", "java").toString()));
             command.addAll(jvmOptions);
             command.addAll(List.of("-cp", System.getProperty("java.class.path"), mainClass, "--socket", p.socket().toString()));

@@ -7,7 +7,7 @@ import dev.criugpu.cuda.backend.CliBackend;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
 import dev.criugpu.cuda.gpu.GpuPair;
-import dev.criugpu.cuda.proc.Procs;
+import dev.criugpu.api.sys.ProcStat;
 import dev.criugpu.cuda.state.CudaState;
 
 import java.io.IOException;
@@ -62,7 +62,7 @@ public final class AgentClient implements CudaBackend, WatchdogLink {
         CompletableFuture<HelperProcess.Pending> starting = CompletableFuture.supplyAsync(() -> {
             try {
                 long self = ProcessHandle.current().pid();
-                long start = Procs.stat((int) self).map(Procs.Stat::startTime)
+                long start = ProcStat.of(self).map(ProcStat::startTime)
                         .orElseThrow(() -> new IOException("cannot read /proc/" + self + "/stat"));
                 CudaAgent.Args args = new CudaAgent.Args(null, self, start, backend, null, log, settleMs, 600_000);
                 List<String> options = new ArrayList<>(JVM_OPTIONS);

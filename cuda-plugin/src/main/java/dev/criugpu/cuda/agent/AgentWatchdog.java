@@ -2,7 +2,7 @@ package dev.criugpu.cuda.agent;
 
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
-import dev.criugpu.cuda.proc.Procs;
+import dev.criugpu.api.sys.ProcStat;
 import dev.criugpu.cuda.state.CudaAction;
 import dev.criugpu.cuda.state.CudaState;
 import dev.criugpu.cuda.state.Transitions;
@@ -76,7 +76,7 @@ final class AgentWatchdog {
     }
 
     boolean criuAlive() {
-        return Procs.stat((int) criuPid).map(s -> s.alive() && s.startTime() == criuStart).orElse(false);
+        return ProcStat.alive(criuPid, criuStart);
     }
 
     /** criu has said all it will say and every task is back in criu's hands' result or gone: nothing to watch. */

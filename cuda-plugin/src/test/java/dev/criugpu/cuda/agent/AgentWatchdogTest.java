@@ -4,7 +4,7 @@ import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
 import dev.criugpu.cuda.bindings.cuda_h;
 import dev.criugpu.cuda.gpu.GpuPair;
-import dev.criugpu.cuda.proc.Procs;
+import dev.criugpu.api.sys.ProcStat;
 import dev.criugpu.cuda.state.CudaState;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -51,7 +51,7 @@ class AgentWatchdogTest {
     }
 
     static long startOf(Process p) {
-        return Procs.stat((int) p.pid()).orElseThrow().startTime();
+        return ProcStat.of(p.pid()).orElseThrow().startTime();
     }
 
     /** An agent watching {@code criu}, running on its own thread, fed criu's lines through a socket pair. */
