@@ -1,6 +1,7 @@
 package dev.criugpu.cuda;
 
 import dev.criugpu.api.CriuException;
+import dev.criugpu.api.CriuExit;
 import dev.criugpu.api.CriuPlugin;
 import dev.criugpu.api.CriuServices;
 import dev.criugpu.api.DeviceFile;
@@ -19,7 +20,6 @@ import dev.criugpu.cuda.gpu.GpuInfo;
 import dev.criugpu.cuda.gpu.GpuUuid;
 import dev.criugpu.cuda.gpu.NvidiaGpus;
 import dev.criugpu.cuda.agent.AgentClient;
-import dev.criugpu.cuda.agent.WatchdogLink;
 import dev.criugpu.cuda.image.CudaTaskImages;
 import dev.criugpu.cuda.inherited.InheritedDevices;
 import dev.criugpu.cuda.inherited.InheritedPlan;
@@ -122,14 +122,16 @@ public final class CudaPlugin implements CriuPlugin {
         String choice = config.backend().name().toLowerCase(java.util.Locale.ROOT);
         AgentClient agent = AgentClient.launch(choice, DumpSession.watchdogLog(dir), lockTimeoutMs + 2000L, options);
         log.info("starting the CUDA agent (backend {}, {} work per task)", choice, config.parallel() ? "parallel" : "sequential");
-        return new CudaDeps(agent, RestoreThreads.PTRACE, agent);
+        // the backend criu's JVM opens only if the agent dies while tasks must go back: the one CRIU_CUDA_GUARD=0 uses
+        return new CudaDeps(agent, RestoreThreads.PTRACE, agent,
+                () -> BackendSelection.choose(config.backend(), DriverBackend::probe, System.getenv("PATH")));
     }
 
     /** Without the agent ({@code CRIU_CUDA_GUARD=0}) the calls run in criu and nothing watches the tasks. */
     private static CudaDeps inCriuDeps(CudaBackend backend) {
         log.info("no CUDA agent (CRIU_CUDA_GUARD=0): driver calls run inside criu, and if criu dies during the dump "
                 + "its CUDA tasks stay as they are (return them with `criu-gpu cuda --toggle --pid PID`)");
-        return new CudaDeps(backend, RestoreThreads.PTRACE, WatchdogLink.NONE);
+        return CudaDeps.inCriu(backend, RestoreThreads.PTRACE);
     }
 
     private static CriuCommandLine commandLine() {
@@ -163,7 +165,7 @@ public final class CudaPlugin implements CriuPlugin {
             var records = CudaTaskImages.readAll(dir);
             // LISTED or LEGACY (NOT_LISTED disabled the plugin before): tasks without a record of ours may hold CUDA
             // state all the same, as every task of an image dumped by upstream's plugin does
-            restore = new RestoreSession(new CudaDeps(backend, RestoreThreads.PTRACE, WatchdogLink.NONE), records,
+            restore = new RestoreSession(CudaDeps.inCriu(backend, RestoreThreads.PTRACE), records,
                     resumedTasks(dir), services.inventoryClaim() != InventoryClaim.NOT_LISTED,
                     presentGpus(config.treatAbsent()), presentGpus(Set.of()), config.deviceMap(), config.parallel());
             log.info("{} CUDA task record(s) in {}", records.size(), dir);
@@ -204,13 +206,18 @@ public final class CudaPlugin implements CriuPlugin {
 
     @Override
     public void exit(Stage stage, int ret) {
-        if (dump != null) dump.exit(ret, commandLine.treeSurvivesDump());
+        boolean stranded = dump != null && dump.exit(ret, commandLine.treeSurvivesDump());
         if (restore != null) restore.exit();
         if (childPlan != null) childPlan.close();
         dump = null;
         restore = null;
         inherited = null;
         childPlan = null;
+        if (stranded) {
+            log.error("criu exits with status 1, not 0: the dump is written but a CUDA task it leaves alive is not as "
+                    + "it was (see above)");
+            CriuExit.now(1);
+        }
     }
 
     @Override
