@@ -118,7 +118,14 @@ public final class CudaPlugin implements CriuPlugin {
     private static CudaDeps agentDeps(CriuServices services, PluginConfig config, int lockTimeoutMs) {
         Path dir = services.imageDir().orElseThrow(() -> new CriuException(Errno.EINVAL, "criu gave no images directory"));
         Path aot = services.pluginDir() == null ? null : services.pluginDir().resolve("java/criu-gpu.aot");
-        List<String> options = aot != null && Files.isRegularFile(aot) ? List.of("-XX:AOTCache=" + aot) : List.of();
+        List<String> options = List.of();
+        if (aot != null && Files.exists(aot, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            try {
+                options = List.of("-XX:AOTCache=" + dev.criugpu.api.sys.TrustedPaths.requireSafeToLoad(aot));
+            } catch (CriuException e) {
+                log.warn("the CUDA agent starts without its AOT cache: {}", e.getMessage());
+            }
+        }
         String choice = config.backend().name().toLowerCase(java.util.Locale.ROOT);
         AgentClient agent = AgentClient.launch(choice, DumpSession.watchdogLog(dir), lockTimeoutMs + 2000L, options);
         log.info("starting the CUDA agent (backend {}, {} work per task)", choice, config.parallel() ? "parallel" : "sequential");

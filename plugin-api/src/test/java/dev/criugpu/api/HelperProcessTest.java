@@ -84,6 +84,25 @@ class HelperProcessTest {
         }
     }
 
+    /** criu's environment may hold options for any JVM it starts: the helper's JVM takes none of them. */
+    @Test
+    void theHelperInheritsNoJvmOptionsOrClassPathFromTheEnvironment() throws Exception {
+        ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), EnvLauncher.class.getName());
+        pb.environment().put("JAVA_TOOL_OPTIONS", "-Dfoo=tool");
+        pb.environment().put("_JAVA_OPTIONS", "-Dfoo=underscore");
+        pb.environment().put("JDK_JAVA_OPTIONS", "-Dfoo=jdk");
+        pb.environment().put("CLASSPATH", "/nonexistent");
+        Process launcher = pb.start();
+        try {
+            List<String> out = new String(launcher.getInputStream().readAllBytes()).lines().toList();
+            assertTrue(launcher.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), "the launcher did not end");
+            assertEquals(List.of("env [] foo=null"), out);
+        } finally {
+            launcher.destroyForcibly().waitFor();
+        }
+    }
+
     @Test
     void aHelperThatNeverConnectsIsReportedByName() throws Exception {
         HelperProcess.Pending pending = HelperProcess.start(EchoHelper.class.getName(), List.of(), List.of("--wait-forever"));

@@ -57,6 +57,7 @@ class CudaAgentProcessTest {
                 Thread.sleep(50);
             }
             String text = Files.readString(log);
+            assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(log)));
             assertTrue(text.contains("pid " + pid + ": outlived criu; checkpointed -> running via [restore, unlock]"), text);
             assertTrue(text.contains("criu " + agentParent + " is gone before its exit hook ran"), text);
         } finally {
