@@ -127,11 +127,13 @@ public final class CudaPlugin implements CriuPlugin {
             }
         }
         String choice = config.backend().name().toLowerCase(java.util.Locale.ROOT);
-        AgentClient agent = AgentClient.launch(choice, DumpSession.watchdogLog(dir), lockTimeoutMs + 2000L, options);
+        List<String> jvmOptions = options;
+        AgentClient agent = AgentClient.launch(choice, DumpSession.watchdogLog(dir), lockTimeoutMs + 2000L, jvmOptions);
         log.info("starting the CUDA agent (backend {}, {} work per task)", choice, config.parallel() ? "parallel" : "sequential");
         // the backend criu's JVM opens only if the agent dies while tasks must go back: the one CRIU_CUDA_GUARD=0 uses
         return new CudaDeps(agent, RestoreThreads.PTRACE, agent,
-                () -> BackendSelection.choose(config.backend(), DriverBackend::probe, System.getenv("PATH")));
+                () -> BackendSelection.choose(config.backend(), DriverBackend::probe, System.getenv("PATH")),
+                () -> AgentClient.launch(choice, DumpSession.secondWatchLog(dir), lockTimeoutMs + 2000L, jvmOptions));
     }
 
     /** Without the agent ({@code CRIU_CUDA_GUARD=0}) the calls run in criu and nothing watches the tasks. */

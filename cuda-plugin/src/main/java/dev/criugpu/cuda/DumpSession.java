@@ -84,11 +84,17 @@ final class DumpSession {
         return imageDir.resolve(WATCHDOG_LOG);
     }
 
+    /** The log of the second agent, started at criu's exit when the first died. */
+    static Path secondWatchLog(Path imageDir) {
+        return imageDir.resolve("cuda-plugin-watchdog-2.log");
+    }
+
     /** Records and the watchdog log of an earlier dump into the same directory must not be taken for this one's. */
     static void removeStaleFiles(CriuServices services) {
         services.imageDir().ifPresent(dir -> {
             List<Path> stale = new ArrayList<>(CudaTaskImages.files(dir));
             stale.add(watchdogLog(dir));
+            stale.add(secondWatchLog(dir));
             stale.add(dir.resolve(dev.criugpu.cuda.inherited.InheritedDevices.IMAGE));
             for (Path f : stale) {
                 try {
@@ -386,11 +392,7 @@ final class DumpSession {
             switch (DumpEnding.decide(ret, !touched.isEmpty(), treeSurvives)) {
                 case NOTHING -> { }
                 case GUARD -> {
-                    if (watchdog.gone()) {
-                        log.warn("the CUDA agent died during the dump: criu kills the tree now; if it resumes it instead, "
-                                + "return its CUDA tasks with {}", touched.stream().map(t -> TaskReturn.byHand(t.pid, t.initial,
-                                        t.current)).toList());
-                    }
+                    if (watchdog.gone()) watchAgain(touched);
                 }
                 case RESTORE_NOW -> {
                     List<String> left = returnNow(touched, ret != 0 ? "the dump failed" : "criu leaves the tree alive");
@@ -410,6 +412,24 @@ final class DumpSession {
             }
         }
         return stranded;
+    }
+
+    /**
+     * The agent died and criu will kill the tree — unless a failing post-dump script or an RPC client makes it resume
+     * it, or criu dies first: a second agent, started now, watches the touched tasks until criu is gone.
+     */
+    private void watchAgain(List<CudaTask> touched) {
+        try {
+            WatchdogLink second = deps.secondWatch().get();
+            for (CudaTask t : touched) second.guard(new GuardedTask(t.pid, t.startTime, t.initial));
+            second.done();
+            log.warn("the CUDA agent died during the dump; a second one watches pid(s) {} until criu is gone, in case criu "
+                    + "leaves them alive", touched.stream().map(t -> t.pid).toList());
+        } catch (IOException | RuntimeException e) {
+            log.warn("the CUDA agent died during the dump and no second one could be started ({}): criu kills the tree now; "
+                    + "if it resumes it instead, return its CUDA tasks with {}", e.getMessage(),
+                    touched.stream().map(t -> TaskReturn.byHand(t.pid, t.initial, t.uncertain ? null : t.current)).toList());
+        }
     }
 
     /** Every task criu has (back) in its state before the dump needs nothing more from the watchdog. */

@@ -39,6 +39,8 @@ class AgentDeathTest {
     final FakeAgent agent = new FakeAgent(driver);
     final Tasks tasks = new Tasks();
     Supplier<BackendSelection> fallback = () -> new BackendSelection(driver, "criu's own driver", List.of());
+    /** The second agent: what it is told goes to the event record as "second ...". */
+    final RecordingWatchdog second = new RecordingWatchdog(events, "second ");
     TestServices services;
 
     @BeforeEach
@@ -53,7 +55,7 @@ class AgentDeathTest {
     }
 
     DumpSession session() {
-        return new DumpSession(services, new CudaDeps(agent, threads, agent, () -> fallback.get()), LOCK_TIMEOUT_MS, List.of(), true);
+        return new DumpSession(services, new CudaDeps(agent, threads, agent, () -> fallback.get(), () -> second), LOCK_TIMEOUT_MS, List.of(), true);
     }
 
     /** PAUSE_DEVICES for each pid (criu then stops it), then CHECKPOINT_DEVICES for each; the first failure. */
@@ -147,8 +149,21 @@ class AgentDeathTest {
         agent.die();
         assertFalse(s.exit(0, false));
         assertEquals(CudaState.CHECKPOINTED, driver.state(a, true), "criu kills it: the dump is complete");
-        assertTrue(services.log.stream().anyMatch(l -> l.startsWith("WARN") && l.contains("`criu-gpu cuda --toggle --pid " + a + "`")),
-                services.log.toString());
+        List<String> e = events.all();
+        assertTrue(e.contains("second guard running " + a) && e.getLast().equals("second watchdog-done"),
+                "a second agent watches it in case criu resumes the tree: " + e);
+    }
+
+    @Test
+    void noSecondAgentIsNamedWithTheCommandForTheCaseCriuResumesTheTree() throws Exception {
+        int a = cudaTask();
+        second.broken = "cannot start java";
+        DumpSession s = session();
+        assertEquals(null, dump(s, List.of(a)));
+        agent.die();
+        assertFalse(s.exit(0, false));
+        assertTrue(services.log.stream().anyMatch(l -> l.startsWith("WARN") && l.contains("cannot start java")
+                && l.contains("`criu-gpu cuda --toggle --pid " + a + "`")), services.log.toString());
     }
 
     @Test

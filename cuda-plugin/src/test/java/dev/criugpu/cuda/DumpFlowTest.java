@@ -50,7 +50,9 @@ class DumpFlowTest {
     }
 
     DumpSession session(boolean parallel) {
-        return new DumpSession(services, new CudaDeps(driver, threads, watchdog, () -> { throw new AssertionError("no fallback while the agent lives"); }), 10_000, List.of(), parallel);
+        return new DumpSession(services, new CudaDeps(driver, threads, watchdog,
+                () -> { throw new AssertionError("no fallback while the agent lives"); },
+                () -> { throw new AssertionError("no second agent while the first lives"); }), 10_000, List.of(), parallel);
     }
 
     /**
