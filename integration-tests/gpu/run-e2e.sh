@@ -8,7 +8,10 @@
 # Env:  E2E_CASES="counter torch tree leave-running fail-script fail-full lock-timeout cpu-process twin
 #       interop-upstream interop-to-upstream interop-legacy killed-after-pause killed-during-checkpoint
 #       killed-during-pagedump killed-after-exit sigint sigterm late-restore-failure dataloader-persistent
-#       dataloader-4 late-child own-nvidia-file"
+#       dataloader-4 late-child own-nvidia-file agent-kill-after-lock agent-kill-after-lock-R
+#       agent-kill-during-checkpoint agent-kill-during-checkpoint-R agent-kill-during-pagedump
+#       agent-kill-during-pagedump-R agent-kill-after-exit agent-kill-after-exit-R agent-kill-fails-later
+#       pair-sequential-fails pair-quiesce"
 #       (a subset, in that order), COUNTER_MIB (default 256), BIG_MIB (the killed/interrupted cases' process,
 #       default 16384), and the log patterns E2E_CPU_CUDA_PATTERN,
 #       E2E_CHECKPOINTED_PATTERN, E2E_LOCK_FAILED_PATTERN, E2E_NVML_PATTERN (see cases.sh).
@@ -19,8 +22,9 @@ source "$GPU_DIR/cases.sh"
 source "$GPU_DIR/cases_lifecycle.sh"
 source "$GPU_DIR/cases_inherited.sh"
 source "$GPU_DIR/cases_pair.sh"
+source "$GPU_DIR/cases_agent.sh"
 T_START=$(now_s)
-CASES="${E2E_CASES:-counter torch tree leave-running fail-script fail-full lock-timeout cpu-process twin interop-upstream interop-to-upstream interop-legacy killed-after-pause killed-during-checkpoint killed-during-pagedump killed-after-exit sigint sigterm late-restore-failure dataloader-persistent dataloader-4 late-child own-nvidia-file}"
+CASES="${E2E_CASES:-counter torch tree leave-running fail-script fail-full lock-timeout cpu-process twin interop-upstream interop-to-upstream interop-legacy killed-after-pause killed-during-checkpoint killed-during-pagedump killed-after-exit sigint sigterm late-restore-failure dataloader-persistent dataloader-4 late-child own-nvidia-file agent-kill-after-lock agent-kill-after-lock-R agent-kill-during-checkpoint agent-kill-during-checkpoint-R agent-kill-during-pagedump agent-kill-during-pagedump-R agent-kill-after-exit agent-kill-after-exit-R agent-kill-fails-later pair-sequential-fails pair-quiesce}"
 
 finish() {
     note "TIME total $(elapsed "$T_START")s"
@@ -67,6 +71,9 @@ for c in $CASES; do
         pair-quiesce) case_pair_quiesce pair-quiesce ;;
         pair-sequential-fails) case_pair_sequential_fails pair-sequential-fails ;;
         own-nvidia-file) case_own_nvidia_file own-nvidia-file ;;
+        agent-kill-fails-later) case_agent_killed "$c" during-pagedump "" fails-later ;;
+        agent-kill-*-R) p="${c#agent-kill-}"; case_agent_killed "$c" "${p%-R}" -R ;;
+        agent-kill-*) case_agent_killed "$c" "${c#agent-kill-}" ;;
         *) fail "$c" "unknown case (E2E_CASES)" ;;
     esac
 done

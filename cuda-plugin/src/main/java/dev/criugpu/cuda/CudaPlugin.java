@@ -1,6 +1,7 @@
 package dev.criugpu.cuda;
 
 import dev.criugpu.api.CriuException;
+import dev.criugpu.api.CriuExit;
 import dev.criugpu.api.CriuPlugin;
 import dev.criugpu.api.CriuServices;
 import dev.criugpu.api.DeviceFile;
@@ -19,7 +20,6 @@ import dev.criugpu.cuda.gpu.GpuInfo;
 import dev.criugpu.cuda.gpu.GpuUuid;
 import dev.criugpu.cuda.gpu.NvidiaGpus;
 import dev.criugpu.cuda.agent.AgentClient;
-import dev.criugpu.cuda.agent.WatchdogLink;
 import dev.criugpu.cuda.image.CudaTaskImages;
 import dev.criugpu.cuda.inherited.InheritedDevices;
 import dev.criugpu.cuda.inherited.InheritedPlan;
@@ -118,18 +118,29 @@ public final class CudaPlugin implements CriuPlugin {
     private static CudaDeps agentDeps(CriuServices services, PluginConfig config, int lockTimeoutMs) {
         Path dir = services.imageDir().orElseThrow(() -> new CriuException(Errno.EINVAL, "criu gave no images directory"));
         Path aot = services.pluginDir() == null ? null : services.pluginDir().resolve("java/criu-gpu.aot");
-        List<String> options = aot != null && Files.isRegularFile(aot) ? List.of("-XX:AOTCache=" + aot) : List.of();
+        List<String> options = List.of();
+        if (aot != null && Files.exists(aot, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            try {
+                options = List.of("-XX:AOTCache=" + dev.criugpu.api.sys.TrustedPaths.requireSafeToLoad(aot));
+            } catch (CriuException e) {
+                log.warn("the CUDA agent starts without its AOT cache: {}", e.getMessage());
+            }
+        }
         String choice = config.backend().name().toLowerCase(java.util.Locale.ROOT);
-        AgentClient agent = AgentClient.launch(choice, DumpSession.watchdogLog(dir), lockTimeoutMs + 2000L, options);
+        List<String> jvmOptions = options;
+        AgentClient agent = AgentClient.launch(choice, DumpSession.watchdogLog(dir), lockTimeoutMs + 2000L, jvmOptions);
         log.info("starting the CUDA agent (backend {}, {} work per task)", choice, config.parallel() ? "parallel" : "sequential");
-        return new CudaDeps(agent, RestoreThreads.PTRACE, agent);
+        // the backend criu's JVM opens only if the agent dies while tasks must go back: the one CRIU_CUDA_GUARD=0 uses
+        return new CudaDeps(agent, RestoreThreads.PTRACE, agent,
+                () -> BackendSelection.choose(config.backend(), DriverBackend::probe, System.getenv("PATH")),
+                () -> AgentClient.launch(choice, DumpSession.secondWatchLog(dir), lockTimeoutMs + 2000L, jvmOptions));
     }
 
     /** Without the agent ({@code CRIU_CUDA_GUARD=0}) the calls run in criu and nothing watches the tasks. */
     private static CudaDeps inCriuDeps(CudaBackend backend) {
         log.info("no CUDA agent (CRIU_CUDA_GUARD=0): driver calls run inside criu, and if criu dies during the dump "
                 + "its CUDA tasks stay as they are (return them with `criu-gpu cuda --toggle --pid PID`)");
-        return new CudaDeps(backend, RestoreThreads.PTRACE, WatchdogLink.NONE);
+        return CudaDeps.inCriu(backend, RestoreThreads.PTRACE);
     }
 
     private static CriuCommandLine commandLine() {
@@ -163,7 +174,7 @@ public final class CudaPlugin implements CriuPlugin {
             var records = CudaTaskImages.readAll(dir);
             // LISTED or LEGACY (NOT_LISTED disabled the plugin before): tasks without a record of ours may hold CUDA
             // state all the same, as every task of an image dumped by upstream's plugin does
-            restore = new RestoreSession(new CudaDeps(backend, RestoreThreads.PTRACE, WatchdogLink.NONE), records,
+            restore = new RestoreSession(CudaDeps.inCriu(backend, RestoreThreads.PTRACE), records,
                     resumedTasks(dir, services.inventoryClaim()), services.inventoryClaim() != InventoryClaim.NOT_LISTED,
                     presentGpus(config.treatAbsent()), presentGpus(Set.of()), config.deviceMap(), config.parallel());
             log.info("{} CUDA task record(s) in {}", records.size(), dir);
@@ -214,13 +225,18 @@ public final class CudaPlugin implements CriuPlugin {
     @Override
     public void exit(Stage stage, int ret) {
         if (inherited != null) inherited.finish(ret == 0);
-        if (dump != null) dump.exit(ret, commandLine.treeSurvivesDump());
+        boolean stranded = dump != null && dump.exit(ret, commandLine.treeSurvivesDump());
         if (restore != null) restore.exit();
         if (childPlan != null) childPlan.close();
         dump = null;
         restore = null;
         inherited = null;
         childPlan = null;
+        if (stranded) {
+            log.error("criu exits with status 1, not 0: the dump is written but a CUDA task it leaves alive is not as "
+                    + "it was (see above)");
+            CriuExit.now(1);
+        }
     }
 
     @Override

@@ -17,6 +17,8 @@ final class CudaTask {
     volatile java.util.Map<dev.criugpu.cuda.gpu.GpuUuid, Long> usedMib = java.util.Map.of();
     final long startTime;
     volatile CudaState current;
+    /** A call on it was under way when the CUDA agent died: it may land still, so only the driver knows its state. */
+    volatile boolean uncertain;
     boolean checkpointStarted;
 
     CudaTask(int pid, int nsPid, int restoreTid, CudaState initial, List<GpuInfo> gpus, List<GpuInfo> visible,
@@ -31,8 +33,8 @@ final class CudaTask {
         this.current = initial;
     }
 
-    /** Whether the task is not in the state the user had it in. */
+    /** Whether the task is not (or may not be) in the state the user had it in. */
     boolean touched() {
-        return current != initial;
+        return current != initial || uncertain;
     }
 }

@@ -6,6 +6,7 @@ import dev.criugpu.api.Errno;
 import dev.criugpu.api.Interrupts;
 import dev.criugpu.api.sys.ImageFiles;
 import dev.criugpu.api.sys.Tasks;
+import dev.criugpu.cuda.backend.BackendSelection;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
 import dev.criugpu.cuda.gpu.GpuInfo;
@@ -16,11 +17,12 @@ import dev.criugpu.cuda.agent.WatchdogLink;
 import dev.criugpu.cuda.image.CudaGpuEntry;
 import dev.criugpu.cuda.image.CudaTaskEntry;
 import dev.criugpu.cuda.image.CudaTaskImages;
-import dev.criugpu.cuda.proc.Procs;
+import dev.criugpu.api.sys.ProcStat;
 import dev.criugpu.cuda.ptrace.RestoreThreadControl;
 import dev.criugpu.cuda.state.CudaAction;
 import dev.criugpu.cuda.state.CudaState;
 import dev.criugpu.cuda.state.DumpEnding;
+import dev.criugpu.cuda.state.TaskReturn;
 import dev.criugpu.cuda.state.Transitions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,6 +45,8 @@ import java.util.Set;
  */
 final class DumpSession {
     private static final Logger log = LoggerFactory.getLogger(DumpSession.class);
+    /** How long criu's exit keeps trying to return a task through its own backend after the agent died. */
+    static final long FALLBACK_GIVE_UP_MS = 60_000;
     static final String WATCHDOG_LOG = "cuda-plugin-watchdog.log";
 
     private final CriuServices services;
@@ -55,6 +59,9 @@ final class DumpSession {
     private final Set<Integer> withoutCuda = new HashSet<>();
     private final List<RestoreThreadControl.Woken> woken = new ArrayList<>();
     private final WatchdogLink watchdog;
+    private CudaBackend fallback;
+    /** {@link #FALLBACK_GIVE_UP_MS}; shorter in tests of a driver that keeps refusing. */
+    long fallbackGiveUpMs = FALLBACK_GIVE_UP_MS;
     private boolean watched;
     private boolean inventoryAdded;
     private boolean memoryRecorded;
@@ -77,11 +84,17 @@ final class DumpSession {
         return imageDir.resolve(WATCHDOG_LOG);
     }
 
+    /** The log of the second agent, started at criu's exit when the first died. */
+    static Path secondWatchLog(Path imageDir) {
+        return imageDir.resolve("cuda-plugin-watchdog-2.log");
+    }
+
     /** Records and the watchdog log of an earlier dump into the same directory must not be taken for this one's. */
     static void removeStaleFiles(CriuServices services) {
         services.imageDir().ifPresent(dir -> {
             List<Path> stale = new ArrayList<>(CudaTaskImages.files(dir));
             stale.add(watchdogLog(dir));
+            stale.add(secondWatchLog(dir));
             stale.add(dir.resolve(dev.criugpu.cuda.inherited.InheritedDevices.IMAGE));
             for (Path f : stale) {
                 try {
@@ -134,7 +147,7 @@ final class DumpSession {
         }
         List<GpuInfo> gpus = state == CudaState.CHECKPOINTED ? List.of() : gpusOf(pid);
         List<GpuInfo> visible = gpus.isEmpty() ? List.of() : TaskGpus.visible(pid, presentGpus, gpus);
-        long start = Procs.stat(pid).map(Procs.Stat::startTime).orElse(0L);
+        long start = ProcStat.of(pid).map(ProcStat::startTime).orElse(0L);
         CudaTask task = new CudaTask(pid, Tasks.innermostPid(pid), restoreTid, state, gpus, visible, start);
         if (Transitions.needsCheckpoint(state)) watch(task);
         if (memory == null && !gpus.isEmpty()) {
@@ -192,6 +205,11 @@ final class DumpSession {
         } catch (CriuException e) {
             throw e; // criu was told to stop: the lock goes on in the background and the watchdog answers for it
         } catch (CudaCallException e) {
+            if (e.code() == CudaCallException.AGENT_FAILED) {
+                task.uncertain = true; // the lock may land still: criu's exit asks the driver and undoes it
+                throw new CriuException(Errno.EIO, "pid " + task.pid + ": CUDA lock failed: " + e.getMessage()
+                        + "; the dump is aborted and criu's exit returns the task");
+            }
             unlockAfterFailedLock(task);
             if (CudaErrors.errno(e) == Errno.ETIMEDOUT) {
                 throw new CriuException(Errno.ETIMEDOUT, "pid " + task.pid + ": CUDA lock did not finish within "
@@ -280,6 +298,10 @@ final class DumpSession {
             backend.checkpoint(task.pid);
             task.current = CudaState.CHECKPOINTED;
         } catch (CudaCallException e) {
+            if (e.code() == CudaCallException.AGENT_FAILED) {
+                task.uncertain = true;
+                throw e;
+            }
             try {
                 task.current = backend.state(task.pid);
             } catch (CudaCallException ignored) {
@@ -308,7 +330,7 @@ final class DumpSession {
     }
 
     private boolean allCheckpointsStarted() {
-        return tasks.values().stream().noneMatch(t -> !t.checkpointStarted && Procs.alive(t.pid));
+        return tasks.values().stream().noneMatch(t -> !t.checkpointStarted && ProcStat.alive(t.pid));
     }
 
     /** Joins every checkpoint, re-stops every woken restore thread, and reports the first failure. */
@@ -357,31 +379,62 @@ final class DumpSession {
         }
     }
 
-    /** criu's plugin exit for the dump: {@code ret} 0 = success; {@code treeSurvives} from criu's options. */
-    void exit(int ret, boolean treeSurvives) {
+    /**
+     * criu's plugin exit for the dump: {@code ret} 0 = success; {@code treeSurvives} from criu's options. True when a
+     * task criu leaves alive could not be returned although the dump succeeded: criu must not exit 0 (one error line
+     * per task says what to run by hand).
+     */
+    boolean exit(int ret, boolean treeSurvives) {
+        boolean stranded = false;
         try {
             if (!work.idle() || !woken.isEmpty()) finishQuietly();
             List<CudaTask> touched = tasks.values().stream().filter(CudaTask::touched).toList();
             switch (DumpEnding.decide(ret, !touched.isEmpty(), treeSurvives)) {
-                case NOTHING, GUARD -> { }
-                case RESTORE_NOW -> returnNow(touched, ret != 0 ? "the dump failed" : "criu leaves the tree alive");
+                case NOTHING -> { }
+                case GUARD -> {
+                    if (watchdog.gone()) watchAgain(touched);
+                }
+                case RESTORE_NOW -> {
+                    List<String> left = returnNow(touched, ret != 0 ? "the dump failed" : "criu leaves the tree alive");
+                    left.forEach(log::error);
+                    stranded = !left.isEmpty() && ret == 0;
+                }
             }
             tellWatchdogReturned();
         } finally {
             try {
                 watchdog.done();
             } catch (IOException e) {
-                if (watched) {
+                if (watched && !watchdog.gone()) {
                     log.error("{}: if criu resumes the tree instead of killing it, return its CUDA tasks with "
                             + "`criu-gpu cuda --toggle --pid PID`", e.getMessage());
                 }
             }
         }
+        return stranded;
+    }
+
+    /**
+     * The agent died and criu will kill the tree — unless a failing post-dump script or an RPC client makes it resume
+     * it, or criu dies first: a second agent, started now, watches the touched tasks until criu is gone.
+     */
+    private void watchAgain(List<CudaTask> touched) {
+        try {
+            WatchdogLink second = deps.secondWatch().get();
+            for (CudaTask t : touched) second.guard(new GuardedTask(t.pid, t.startTime, t.initial));
+            second.done();
+            log.warn("the CUDA agent died during the dump; a second one watches pid(s) {} until criu is gone, in case criu "
+                    + "leaves them alive", touched.stream().map(t -> t.pid).toList());
+        } catch (IOException | RuntimeException e) {
+            log.warn("the CUDA agent died during the dump and no second one could be started ({}): criu kills the tree now; "
+                    + "if it resumes it instead, return its CUDA tasks with {}", e.getMessage(),
+                    touched.stream().map(t -> TaskReturn.byHand(t.pid, t.initial, t.uncertain ? null : t.current)).toList());
+        }
     }
 
     /** Every task criu has (back) in its state before the dump needs nothing more from the watchdog. */
     private void tellWatchdogReturned() {
-        if (!watched) return;
+        if (!watched || watchdog.gone()) return;
         for (CudaTask t : tasks.values()) {
             if (t.touched() || !Transitions.needsCheckpoint(t.initial)) continue;
             try {
@@ -393,10 +446,16 @@ final class DumpSession {
         }
     }
 
-    private void returnNow(List<CudaTask> touched, String why) {
+    /**
+     * Returns every touched task to its state before the dump, each on a worker with its restore thread awake. A task
+     * the agent cannot return because it died — before or during this — goes back through criu's own backend, by the
+     * driver's word on its state and kept there for longer than a call the agent left under way could take to land.
+     * The lines for the tasks that did not come back are returned.
+     */
+    private List<String> returnNow(List<CudaTask> touched, String why) {
         log.info("{}: returning {} CUDA task(s) to their state before the dump", why, touched.size());
+        Map<Integer, TaskReturn.Outcome> outcomes = new java.util.concurrent.ConcurrentHashMap<>();
         for (CudaTask t : touched) {
-            List<CudaAction> steps = Transitions.returnSteps(t.initial, t.current);
             RestoreThreadControl.Woken w = null;
             try {
                 w = deps.threads().wake(t.pid, t.restoreTid);
@@ -404,25 +463,73 @@ final class DumpSession {
                 log.debug("pid {}: restore thread not woken ({}); the task is not held by criu", t.pid, e.getMessage());
             }
             if (w != null) woken.add(w);
-            work.submit(t.pid, () -> {
-                for (CudaAction a : steps) {
-                    if (a == CudaAction.RESTORE) {
-                        backend.prepareRestore();
-                        backend.restore(t.pid, List.of());
-                    } else {
-                        backend.unlock(t.pid);
-                    }
-                }
-                t.current = t.initial;
-            });
+            work.submit(t.pid, () -> outcomes.put(t.pid, returnOne(t)));
         }
+        List<String> left = new ArrayList<>();
         try {
             for (TaskWork.Failure f : work.joinAll("returning a CUDA task")) {
-                log.error("pid {}: could not return it to its CUDA state before the dump: {}; the watchdog tries again "
-                        + "once criu is gone", f.pid(), CudaErrors.describe(f.cause()));
+                outcomes.put(f.pid(), new TaskReturn.Outcome(TaskReturn.End.GAVE_UP, List.of(), null, CudaErrors.describe(f.cause())));
             }
         } finally {
             restopAll();
         }
+        for (CudaTask t : touched) {
+            TaskReturn.Outcome o = outcomes.get(t.pid);
+            if (o != null && o.back()) {
+                t.current = t.initial;
+                t.uncertain = false;
+                continue;
+            }
+            // the driver's last word, else what criu knows (nothing, when a call was under way as the agent died)
+            CudaState last = o != null && o.last() != null ? o.last() : t.uncertain ? null : t.current;
+            left.add("pid " + t.pid + ": left " + (last == null ? "in an unknown CUDA state" : last.word()) + ", not "
+                    + t.initial.word() + " as before the dump (" + (o == null ? "criu was told to stop" : o.error())
+                    + "); criu leaves it alive" + (watchdog.gone() ? "" : " and the CUDA agent tries again once criu is gone")
+                    + ": if it stays so, run " + TaskReturn.byHand(t.pid, t.initial, last));
+        }
+        return left;
+    }
+
+    /** One task back: through the agent while it lives (one attempt), else through criu's own backend. */
+    private TaskReturn.Outcome returnOne(CudaTask t) {
+        TaskReturn.Listener quiet = new TaskReturn.Listener() { };
+        java.util.function.BooleanSupplier alive = () -> t.startTime == 0 ? ProcStat.alive(t.pid) : ProcStat.alive(t.pid, t.startTime);
+        if (!watchdog.gone()) {
+            TaskReturn.Outcome o = TaskReturn.run(backend, t.pid, t.initial, alive, 0, 0, quiet);
+            if (o.back() || !watchdog.gone()) return o;
+            t.uncertain = true;
+        }
+        CudaBackend own;
+        try {
+            own = fallback();
+        } catch (IllegalStateException e) {
+            return new TaskReturn.Outcome(TaskReturn.End.GAVE_UP, List.of(), null, e.getMessage());
+        }
+        long settle = t.uncertain ? lockTimeoutMs + 2000L : 0;
+        TaskReturn.Outcome o = TaskReturn.run(own, t.pid, t.initial, alive, fallbackGiveUpMs, settle, new TaskReturn.Listener() {
+            @Override
+            public void back(CudaState first, List<String> steps, long ms) {
+                log.info("pid {}: {} -> {}{} through {} in criu (the CUDA agent died){}", t.pid, first.word(), t.initial.word(),
+                        steps.isEmpty() ? " (nothing to do)" : " via " + steps, own.describe(),
+                        settle > 0 ? "; watching it for " + settle + " ms in case a call the agent started lands" : "");
+            }
+
+            @Override
+            public void movedAgain(List<String> steps) {
+                log.info("pid {}: moved again by a call the CUDA agent had started; back via {}", t.pid, steps);
+            }
+        });
+        return o;
+    }
+
+    /** criu's own backend, opened the first time the agent turns out dead (as CRIU_CUDA_GUARD=0 opens it). */
+    private synchronized CudaBackend fallback() {
+        if (fallback == null) {
+            BackendSelection s = deps.fallback().get();
+            fallback = s.chosen().orElseThrow(() -> new IllegalStateException("the CUDA agent died and criu cannot open a "
+                    + "CUDA backend of its own: " + s.reason()));
+            log.info("the CUDA agent died: returning its tasks through {} in criu", fallback.describe());
+        }
+        return fallback;
     }
 }

@@ -4,7 +4,6 @@ import dev.criugpu.api.InventoryClaim;
 import dev.criugpu.api.Stage;
 import dev.criugpu.api.log.CriuLog;
 import dev.criugpu.api.plan.ChildPlan;
-import dev.criugpu.cuda.agent.WatchdogLink;
 import dev.criugpu.cuda.gpu.GpuInfo;
 import dev.criugpu.cuda.gpu.GpuUuid;
 import dev.criugpu.cuda.image.CudaGpuEntry;
@@ -77,7 +76,7 @@ class CudaImagesFuzzTest {
                 List<CudaTaskEntry> records = CudaTaskImages.readAll(images);
                 FakeDriver.Events events = new FakeDriver.Events();
                 FakeThreads threads = new FakeThreads(events);
-                RestoreSession s = new RestoreSession(new CudaDeps(new FakeDriver(events, threads), threads, WatchdogLink.NONE),
+                RestoreSession s = new RestoreSession(CudaDeps.inCriu(new FakeDriver(events, threads), threads),
                         records, Set.of(PID), true, List.of(H100, OTHER), List.of(H100, OTHER), Map.of(), false);
                 s.blockingError().ifPresent(why -> assertOneLine(why));
                 decoded++;

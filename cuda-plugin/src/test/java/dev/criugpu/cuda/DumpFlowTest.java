@@ -50,7 +50,9 @@ class DumpFlowTest {
     }
 
     DumpSession session(boolean parallel) {
-        return new DumpSession(services, new CudaDeps(driver, threads, watchdog), 10_000, List.of(), parallel);
+        return new DumpSession(services, new CudaDeps(driver, threads, watchdog,
+                () -> { throw new AssertionError("no fallback while the agent lives"); },
+                () -> { throw new AssertionError("no second agent while the first lives"); }), 10_000, List.of(), parallel);
     }
 
     /**
@@ -87,7 +89,8 @@ class DumpFlowTest {
         assertEquals(CudaState.RUNNING.value, records.get(a).getInitialState());
         for (int p : List.of(a, b)) {
             List<String> e = events.about(p);
-            assertTrue(e.indexOf("guard running " + p) < e.indexOf("lock " + p), "watched before its lock: " + e);
+            assertTrue(e.contains("guard running " + p) && e.contains("lock " + p)
+                    && e.indexOf("guard running " + p) < e.indexOf("lock " + p), "watched before its lock: " + e);
             assertTrue(!e.contains("returned " + p), "criu will kill it; the watchdog keeps it: " + e);
         }
         assertEquals("watchdog-done", events.all().getLast());
@@ -140,7 +143,8 @@ class DumpFlowTest {
 
         assertEquals(CudaState.RUNNING, driver.state(a, true));
         List<String> e = events.about(a);
-        assertTrue(e.indexOf("restore " + a) < e.indexOf("unlock " + a) && e.indexOf("unlock " + a) < e.indexOf("returned " + a), e.toString());
+        assertTrue(e.contains("restore " + a) && e.indexOf("restore " + a) < e.indexOf("unlock " + a)
+                && e.indexOf("unlock " + a) < e.indexOf("returned " + a), e.toString());
         assertEquals("watchdog-done", events.all().getLast());
     }
 

@@ -11,23 +11,32 @@ final class RecordingWatchdog implements WatchdogLink {
     /** Set: every guard fails as with an agent that is gone. */
     String broken;
 
+    private final String prefix;
+
     RecordingWatchdog(FakeDriver.Events events) {
+        this(events, "");
+    }
+
+    /** Events prefixed (a second watcher beside the first). */
+    RecordingWatchdog(FakeDriver.Events events, String prefix) {
         this.events = events;
+        this.prefix = prefix;
     }
 
     @Override
     public void guard(GuardedTask task) throws IOException {
         if (broken != null) throw new IOException(broken);
-        events.add("guard " + task.initial().word() + " " + task.pid());
+        events.add(prefix + "guard " + task.initial().word() + " " + task.pid());
     }
 
     @Override
     public void returned(int pid) {
-        events.add("returned " + pid);
+        events.add(prefix + "returned " + pid);
     }
 
     @Override
-    public void done() {
-        events.add("watchdog-done");
+    public void done() throws IOException {
+        if (broken != null) throw new IOException(broken);
+        events.add(prefix + "watchdog-done");
     }
 }

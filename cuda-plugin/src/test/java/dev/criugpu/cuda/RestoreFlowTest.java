@@ -52,7 +52,7 @@ class RestoreFlowTest {
     /** A restore session; criu has every task of the tree stopped when RESUME_DEVICES_LATE comes. */
     RestoreSession session(List<CudaTaskEntry> records, Set<Integer> resumed) {
         for (int p : resumed) threads.hold(p);
-        return new RestoreSession(new CudaDeps(driver, threads, dev.criugpu.cuda.agent.WatchdogLink.NONE),
+        return new RestoreSession(CudaDeps.inCriu(driver, threads),
                 records, resumed, true, List.of(), List.of(), Map.of(), true);
     }
 

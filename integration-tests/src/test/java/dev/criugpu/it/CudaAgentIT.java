@@ -188,6 +188,52 @@ class CudaAgentIT {
         c.awaitReturned("checkpointed", "[restore, unlock]");
     }
 
+    /**
+     * The agent runs with criu's environment but not with what would change its JVM: JAVA_TOOL_OPTIONS and the like
+     * in criu's environment (the in-criu JVM is created without them) do not reach it.
+     */
+    @Test
+    void jvmOptionsInCriusEnvironmentDoNotReachTheAgent(CriuContainer criu) {
+        Case c = start(criu, "env");
+        CriuInBackground dump = startInBackground(c, c.dump().env("CRIU_GPU_FAULT", "cuda_plugin:stall-before-checkpoint")
+                .env("JAVA_TOOL_OPTIONS", "-Dcriu.gpu.it.foo=tool").env("_JAVA_OPTIONS", "-Dcriu.gpu.it.foo=underscore")
+                .env("JDK_JAVA_OPTIONS", "-Dcriu.gpu.it.foo=jdk").env("CLASSPATH", "/nonexistent"));
+        dump.awaitLog("criu stalls before checkpoint", REACH);
+        String pid = criu.sh("pgrep -n -f 'dev[.]criugpu[.]cuda[.]agent[.]CudaAgent'").orFail().stdout().strip();
+        String environ = criu.sh("tr '\\0' '\\n' </proc/" + pid + "/environ").orFail().stdout();
+        String cmdline = criu.sh("tr '\\0' ' ' </proc/" + pid + "/cmdline").orFail().stdout();
+        for (String v : List.of("JAVA_TOOL_OPTIONS=", "_JAVA_OPTIONS=", "JDK_JAVA_OPTIONS=", "CLASSPATH=")) {
+            assertFalse(environ.lines().anyMatch(l -> l.startsWith(v)), "the agent (pid " + pid + ") has " + v + ":\n" + environ);
+        }
+        assertTrue(environ.lines().anyMatch(l -> l.startsWith("PATH=" + c.cuda.dir + ":")), "criu's PATH is gone:\n" + environ);
+        assertFalse(cmdline.contains("criu.gpu.it.foo"), cmdline);
+        c.killCriu(dump);
+        c.awaitReturned("locked", "[unlock]");
+    }
+
+    /**
+     * The agent SIGKILLed during an 8-second checkpoint of {@code dump -R}: the checkpoint hook fails the dump naming
+     * the pid, criu's exit returns the task through a backend of its own (the fake cuda-checkpoint from criu's PATH),
+     * also undoing the checkpoint the dead agent's cuda-checkpoint run lands afterwards, and criu exits non-zero.
+     */
+    @Test
+    void theAgentKilledDuringTheCheckpointOfDumpRLeavesTheTaskRunningAndCriuFailing(CriuContainer criu) {
+        Case c = start(criu, "agent-killed");
+        CriuInBackground dump = startInBackground(c, c.dump().args("-R").env("FAKE_CUDA_CHECKPOINT_SECONDS", "8"));
+        String checkpoint = "--action checkpoint --pid " + c.pid;
+        Eventually.await("the agent's checkpoint of pid " + c.pid + " to be running", REACH,
+                () -> c.cuda.calls().contains(checkpoint), () -> "calls: " + c.cuda.calls());
+        criu.sh("kill -9 $(pgrep -n -f 'dev[.]criugpu[.]cuda[.]agent[.]CudaAgent')").orFail();
+
+        int status = dump.awaitEnd(Duration.ofSeconds(90));
+        CriuRun run = dump.run();
+        assertNotEquals(0, status, "criu succeeded although the agent died before the checkpoint answered:\n" + run.logTail(40));
+        assertFalse(run.logLinesContaining("pid " + c.pid + ": CUDA checkpoint failed: the CUDA agent died").isEmpty(), run.logTail(40));
+        assertFalse(run.logLinesContaining("through cuda-checkpoint at").isEmpty(), run.logTail(40));
+        assertEquals("running", c.cuda.state(c.pid), "calls: " + c.cuda.calls() + "\n" + run.logTail(40));
+        c.counter.awaitProgress(5);
+    }
+
     private static Optional<List<String>> listedPlugins(CriuContainer criu, String images, Path host) throws IOException {
         Files.write(host.resolve(InventoryPlugins.INVENTORY_IMG), criu.readBytes(images + "/" + InventoryPlugins.INVENTORY_IMG));
         return InventoryPlugins.listed(host);

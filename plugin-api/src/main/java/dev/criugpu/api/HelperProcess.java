@@ -1,5 +1,8 @@
 package dev.criugpu.api;
 
+import dev.criugpu.api.sys.ProcStat;
+import dev.criugpu.api.sys.TrustedPaths;
+
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
@@ -13,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -25,8 +29,13 @@ import java.util.concurrent.TimeUnit;
 public final class HelperProcess implements AutoCloseable {
     private static final String SHELL = "/bin/sh";
     private static final String PID_FILE = "helper.pid";
+    /** The helper's /proc/PID/stat line as the starting shell read it: its start time tells a reused pid apart. */
+    private static final String STAT_FILE = "helper.stat";
     private static final String OUTPUT_FILE = "helper.out";
     private static final long SHELL_WAIT_S = 10;
+    /** What would add options or classes to the helper's JVM behind our back. */
+    static final List<String> UNTRUSTED_ENVIRONMENT = List.of("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH");
+    private static final List<Path> SETSID = List.of(Path.of("/usr/bin/setsid"), Path.of("/bin/setsid"));
 
     // plain channel reads and writes: the JDK's stream adapters share one lock between reading and writing
     private final SocketChannel channel;
@@ -76,15 +85,22 @@ public final class HelperProcess implements AutoCloseable {
             }
         }
 
-        /** Whether the helper's process has gone (its pid, which the starting shell wrote, no longer runs). */
-        private boolean ended() {
+        /**
+         * Whether the helper's process has gone: its pid (which the starting shell wrote) is free, a zombie — nobody
+         * may ever reap it, as in a container whose init waits for nothing — or another process's.
+         */
+        boolean ended() {
             try {
                 Path pidFile = dir.resolve(PID_FILE);
                 if (!Files.isRegularFile(pidFile)) return false;
                 String pid = Files.readString(pidFile).strip();
                 if (pid.isEmpty()) return false;
-                return ProcessHandle.of(Long.parseLong(pid)).map(h -> !h.isAlive()).orElse(true);
-            } catch (IOException | NumberFormatException e) {
+                Optional<ProcStat> now = ProcStat.of(Long.parseLong(pid));
+                if (now.isEmpty() || !now.get().alive()) return true;
+                Path statFile = dir.resolve(STAT_FILE);
+                if (!Files.isRegularFile(statFile)) return false;
+                return ProcStat.parse(Files.readString(statFile).strip()).startTime() != now.get().startTime();
+            } catch (IOException | IllegalArgumentException e) {
                 return false;
             }
         }
@@ -105,6 +121,7 @@ public final class HelperProcess implements AutoCloseable {
                 server.close();
                 Files.deleteIfExists(socket());
                 Files.deleteIfExists(dir.resolve(PID_FILE));
+                Files.deleteIfExists(dir.resolve(STAT_FILE));
                 Files.deleteIfExists(dir.resolve(OUTPUT_FILE));
                 Files.deleteIfExists(dir);
             } catch (IOException e) {
@@ -134,17 +151,24 @@ public final class HelperProcess implements AutoCloseable {
     public static Pending start(String mainClass, List<String> jvmOptions, List<String> args) throws IOException {
         Pending p = listen();
         try {
+            // criu runs as root: what it runs is trust-checked and named by its real path, never looked up in PATH
+            String sh = TrustedPaths.requireSafeToLoad(Path.of(SHELL)).toString();
+            String java = TrustedPaths.requireSafeToLoad(Path.of(System.getProperty("java.home"), "bin", "java")).toString();
             // setsid (util-linux) execs in place when not a group leader, as a background job is not: $! is the helper
-            List<String> command = new ArrayList<>(List.of(SHELL, "-c",
-                    "d=\"$1\"; shift; if command -v setsid >/dev/null 2>&1; then setsid \"$@\" </dev/null >\"$d/" + OUTPUT_FILE
-                            + "\" 2>&1 & else \"$@\" </dev/null >\"$d/" + OUTPUT_FILE + "\" 2>&1 & fi; echo $! >\"$d/" + PID_FILE + "\"",
-                    "criu-gpu-helper", p.dir.toString(), Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+            List<String> command = new ArrayList<>(List.of(sh, "-c",
+                    "d=\"$1\"; s=\"$2\"; shift 2; if [ -n \"$s\" ]; then \"$s\" \"$@\" </dev/null >\"$d/" + OUTPUT_FILE
+                            + "\" 2>&1 & else \"$@\" </dev/null >\"$d/" + OUTPUT_FILE + "\" 2>&1 & fi; "
+                            // the helper is this shell's child until the shell exits: its pid cannot be reused yet
+                            + "read -r s </proc/$!/stat && echo \"$s\" >\"$d/" + STAT_FILE + "\"; echo $! >\"$d/" + PID_FILE + "\"",
+                    "criu-gpu-helper", p.dir.toString(), setsid().map(Path::toString).orElse(""), java));
             command.addAll(jvmOptions);
             command.addAll(List.of("-cp", System.getProperty("java.class.path"), mainClass, "--socket", p.socket().toString()));
             command.addAll(args);
-            Process shell = new ProcessBuilder(command).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
-                    .start();
+            ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+            // the JVM of criu refuses these; the helper's, started with criu's environment, must not take them either
+            for (String v : UNTRUSTED_ENVIRONMENT) pb.environment().remove(v);
+            Process shell = pb.start();
             if (!shell.waitFor(SHELL_WAIT_S, TimeUnit.SECONDS)) {
                 shell.destroyForcibly();
                 throw new IOException(SHELL + " did not put " + mainClass + " in the background within " + SHELL_WAIT_S + " s");
@@ -159,6 +183,19 @@ public final class HelperProcess implements AutoCloseable {
             p.discard();
             throw new IOException("interrupted while starting " + mainClass);
         }
+    }
+
+    /** util-linux's setsid where it is installed and trusted; without it the helper shares criu's session. */
+    private static Optional<Path> setsid() {
+        for (Path p : SETSID) {
+            if (!Files.isRegularFile(p)) continue;
+            try {
+                return Optional.of(TrustedPaths.requireSafeToLoad(p));
+            } catch (CriuException e) {
+                // an untrusted setsid is not run; the next candidate or none
+            }
+        }
+        return Optional.empty();
     }
 
     /** The helper's end: connects to the socket criu's JVM listens on. */

@@ -58,6 +58,51 @@ class HelperProcessTest {
         assertFalse(Files.exists(pending.socket().getParent()));
     }
 
+    /**
+     * Where nobody reaps (a container whose init waits for nothing) a helper that died before it connected stays a
+     * zombie: it is reported as ended within 2 s of its death, not at the time-out. The launcher is a JVM of its own
+     * made a child subreaper that never reaps, so the dead helper becomes its zombie child.
+     */
+    @Test
+    void aHelperThatDiesBeforeItConnectsIsReportedAtOnceEvenWhenNobodyReapsIt() throws Exception {
+        Process launcher = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
+                UnreapingLauncher.class.getName()).redirectErrorStream(true).start();
+        try {
+            List<String> out = new String(launcher.getInputStream().readAllBytes()).lines().toList();
+            assertTrue(launcher.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), "the launcher did not end");
+            assertEquals(2, out.size(), out.toString());
+            long zombie = Long.parseLong(out.get(0).substring("zombie ".length()));
+            assertTrue(zombie > 0, "the helper never became a zombie: " + out);
+            String[] reported = out.get(1).split(" ", 3);
+            assertEquals("reported", reported[0], out.toString());
+            assertTrue(reported[2].startsWith("the broken helper ended before it connected; it said: ")
+                    && reported[2].contains("NoSuchOptionHere"), reported[2]);
+            assertTrue(Long.parseLong(reported[1]) < 2000, "reported " + reported[1] + " ms after the helper died");
+        } finally {
+            launcher.destroyForcibly().waitFor();
+        }
+    }
+
+    /** criu's environment may hold options for any JVM it starts: the helper's JVM takes none of them. */
+    @Test
+    void theHelperInheritsNoJvmOptionsOrClassPathFromTheEnvironment() throws Exception {
+        ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), EnvLauncher.class.getName());
+        pb.environment().put("JAVA_TOOL_OPTIONS", "-Dfoo=tool");
+        pb.environment().put("_JAVA_OPTIONS", "-Dfoo=underscore");
+        pb.environment().put("JDK_JAVA_OPTIONS", "-Dfoo=jdk");
+        pb.environment().put("CLASSPATH", "/nonexistent");
+        Process launcher = pb.start();
+        try {
+            List<String> out = new String(launcher.getInputStream().readAllBytes()).lines().toList();
+            assertTrue(launcher.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), "the launcher did not end");
+            assertEquals(List.of("env [] foo=null"), out);
+        } finally {
+            launcher.destroyForcibly().waitFor();
+        }
+    }
+
     @Test
     void aHelperThatNeverConnectsIsReportedByName() throws Exception {
         HelperProcess.Pending pending = HelperProcess.start(EchoHelper.class.getName(), List.of(), List.of("--wait-forever"));

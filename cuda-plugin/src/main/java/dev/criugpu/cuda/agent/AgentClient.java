@@ -3,11 +3,10 @@ package dev.criugpu.cuda.agent;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.HelperProcess;
 import dev.criugpu.api.Interrupts;
-import dev.criugpu.cuda.backend.CliBackend;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
 import dev.criugpu.cuda.gpu.GpuPair;
-import dev.criugpu.cuda.proc.Procs;
+import dev.criugpu.api.sys.ProcStat;
 import dev.criugpu.cuda.state.CudaState;
 
 import java.io.IOException;
@@ -39,6 +38,8 @@ public final class AgentClient implements CudaBackend, WatchdogLink {
     private final AtomicLong ids = new AtomicLong();
     private HelperProcess agent;
     private String failure;
+    /** The agent's end of the socket closed: it died (or was never usable). */
+    private volatile boolean gone;
     private String name = "agent";
     private int apiVersion;
     private boolean remap;
@@ -62,7 +63,7 @@ public final class AgentClient implements CudaBackend, WatchdogLink {
         CompletableFuture<HelperProcess.Pending> starting = CompletableFuture.supplyAsync(() -> {
             try {
                 long self = ProcessHandle.current().pid();
-                long start = Procs.stat((int) self).map(Procs.Stat::startTime)
+                long start = ProcStat.of(self).map(ProcStat::startTime)
                         .orElseThrow(() -> new IOException("cannot read /proc/" + self + "/stat"));
                 CudaAgent.Args args = new CudaAgent.Args(null, self, start, backend, null, log, settleMs, 600_000);
                 List<String> options = new ArrayList<>(JVM_OPTIONS);
@@ -82,7 +83,7 @@ public final class AgentClient implements CudaBackend, WatchdogLink {
     /** Connects on first use; the agent's first line says whether it could open the backend. */
     private synchronized HelperProcess agent() throws CudaCallException {
         if (agent != null && failure == null) return agent;
-        if (failure != null) throw new CudaCallException(CliBackend.RUN_FAILED, failure);
+        if (failure != null) throw new CudaCallException(CudaCallException.AGENT_FAILED, failure);
         try {
             agent = Interrupts.await(starting, "the CUDA agent to start").connect(CONNECT_MS, "the CUDA agent");
             Thread reader = new Thread(this::readReplies, "cuda-agent-replies");
@@ -100,7 +101,7 @@ public final class AgentClient implements CudaBackend, WatchdogLink {
             failure = "the CUDA agent is not usable: " + (e instanceof java.util.concurrent.TimeoutException
                     ? "it did not say it was ready within " + CONNECT_MS + " ms" : why.getMessage());
             if (agent != null) agent.close();
-            throw new CudaCallException(CliBackend.RUN_FAILED, failure);
+            throw new CudaCallException(CudaCallException.AGENT_FAILED, failure);
         }
     }
 
@@ -127,9 +128,11 @@ public final class AgentClient implements CudaBackend, WatchdogLink {
             ready.completeExceptionally(e);
         } finally {
             synchronized (this) {
-                if (failure == null) failure = "the CUDA agent ended";
+                if (failure == null) failure = "the CUDA agent died";
             }
-            waiting.values().forEach(w -> w.completeExceptionally(new CudaCallException(CliBackend.RUN_FAILED, "the CUDA agent ended")));
+            gone = true;
+            waiting.values().forEach(w -> w.completeExceptionally(new CudaCallException(CudaCallException.AGENT_FAILED,
+                    "the CUDA agent died before it answered")));
         }
     }
 
@@ -138,15 +141,17 @@ public final class AgentClient implements CudaBackend, WatchdogLink {
         long id = ids.incrementAndGet();
         CompletableFuture<String> reply = new CompletableFuture<>();
         waiting.put(id, reply);
+        // the reply reader fails every waiting call when the agent dies, after it set gone: one of us sees the other
+        if (gone) reply.completeExceptionally(new CudaCallException(CudaCallException.AGENT_FAILED, "the CUDA agent died"));
         try {
             a.writeLine("call " + id + " " + op + " " + pid + (arg == null ? "" : " " + arg));
             return Interrupts.await(reply, "the CUDA agent's " + op + " of pid " + pid);
         } catch (IOException e) {
             waiting.remove(id);
-            throw new CudaCallException(CliBackend.RUN_FAILED, "the CUDA agent is gone: " + e.getMessage());
+            throw new CudaCallException(CudaCallException.AGENT_FAILED, "the CUDA agent died: " + e.getMessage());
         } catch (ExecutionException e) {
             if (e.getCause() instanceof CudaCallException c) throw c;
-            throw new CudaCallException(CliBackend.RUN_FAILED, String.valueOf(e.getCause()));
+            throw new CudaCallException(CudaCallException.AGENT_FAILED, String.valueOf(e.getCause()));
         } catch (CriuException e) {
             waiting.remove(id);
             throw e;
@@ -236,6 +241,12 @@ public final class AgentClient implements CudaBackend, WatchdogLink {
     @Override
     public void returned(int pid) throws IOException {
         send("returned " + pid);
+    }
+
+    /** Whether the agent, once connected, has died: what it was doing may or may not have happened. */
+    @Override
+    public boolean gone() {
+        return gone;
     }
 
     /** The end of the dump's exit hook; the agent then watches alone. Without a single call made, it never ran. */

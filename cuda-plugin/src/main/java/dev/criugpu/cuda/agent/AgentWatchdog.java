@@ -1,11 +1,9 @@
 package dev.criugpu.cuda.agent;
 
 import dev.criugpu.cuda.backend.CudaBackend;
-import dev.criugpu.cuda.backend.CudaCallException;
-import dev.criugpu.cuda.proc.Procs;
-import dev.criugpu.cuda.state.CudaAction;
+import dev.criugpu.api.sys.ProcStat;
 import dev.criugpu.cuda.state.CudaState;
-import dev.criugpu.cuda.state.Transitions;
+import dev.criugpu.cuda.state.TaskReturn;
 
 import java.io.PrintStream;
 import java.util.ArrayList;
@@ -27,7 +25,6 @@ import java.util.concurrent.Executors;
  * the dump for the settle time. One line per task goes to the log next to the images.
  */
 final class AgentWatchdog {
-    static final long RETRY_MS = 200;
 
     private final long criuPid;
     private final long criuStart;
@@ -76,7 +73,7 @@ final class AgentWatchdog {
     }
 
     boolean criuAlive() {
-        return Procs.stat((int) criuPid).map(s -> s.alive() && s.startTime() == criuStart).orElse(false);
+        return ProcStat.alive(criuPid, criuStart);
     }
 
     /** criu has said all it will say and every task is back in criu's hands' result or gone: nothing to watch. */
@@ -128,58 +125,28 @@ final class AgentWatchdog {
      * criu started may still land and move it again, and is undone too (a second line then).
      */
     boolean returnTask(GuardedTask t, CudaBackend backend) {
-        long start = System.nanoTime();
-        long giveUp = start + giveUpMs * 1_000_000;
-        long backSince = -1;
-        CudaState first = null;
-        List<String> steps = new ArrayList<>();
-        int stepsWhenBack = -1;
-        String lastError = null;
-        while (System.nanoTime() < giveUp) {
-            if (!t.alive()) {
-                say("pid " + t.pid() + ": exited while being returned" + (steps.isEmpty() ? "" : " (did " + steps + ")"));
-                return true;
+        TaskReturn.Outcome o = TaskReturn.run(backend, t.pid(), t.initial(), t::alive, giveUpMs, settleMs, new TaskReturn.Listener() {
+            @Override
+            public void back(CudaState first, List<String> steps, long ms) {
+                say("pid " + t.pid() + ": outlived criu; " + first.word() + " -> " + t.initial().word()
+                        + (steps.isEmpty() ? " (nothing to do)" : " via " + steps) + " in " + ms + " ms");
             }
-            try {
-                CudaState now = backend.state(t.pid());
-                if (first == null) first = now;
-                if (now == t.initial()) {
-                    if (backSince < 0) backSince = System.nanoTime();
-                    if (stepsWhenBack < 0) {
-                        say("pid " + t.pid() + ": outlived criu; " + first.word() + " -> " + t.initial().word()
-                                + (steps.isEmpty() ? " (nothing to do)" : " via " + steps) + " in "
-                                + (backSince - start) / 1_000_000 + " ms");
-                    } else if (steps.size() > stepsWhenBack) {
-                        say("pid " + t.pid() + ": moved again by a driver call criu had started; back in "
-                                + t.initial().word() + " via " + steps.subList(stepsWhenBack, steps.size()));
-                    }
-                    stepsWhenBack = steps.size();
-                    if ((System.nanoTime() - backSince) / 1_000_000 >= settleMs) return true;
-                } else {
-                    backSince = -1;
-                    for (CudaAction a : Transitions.returnSteps(t.initial(), now)) {
-                        if (a == CudaAction.RESTORE) {
-                            backend.prepareRestore();
-                            backend.restore(t.pid(), List.of());
-                        } else {
-                            backend.unlock(t.pid());
-                        }
-                        steps.add(a.word);
-                    }
-                    continue;
-                }
-            } catch (CudaCallException e) {
-                lastError = e.getMessage(); // a driver call criu started may still be running: try again
-            } catch (IllegalStateException e) {
-                say("pid " + t.pid() + ": cannot be returned to " + t.initial().word() + ": " + e.getMessage());
-                return false;
+
+            @Override
+            public void movedAgain(List<String> steps) {
+                say("pid " + t.pid() + ": moved again by a driver call criu had started; back in " + t.initial().word() + " via " + steps);
             }
-            pause(RETRY_MS);
+        });
+        switch (o.end()) {
+            case BACK -> {
+            }
+            case EXITED -> say("pid " + t.pid() + ": exited while being returned" + (o.steps().isEmpty() ? "" : " (did " + o.steps() + ")"));
+            case IMPOSSIBLE -> say("pid " + t.pid() + ": cannot be returned to " + t.initial().word() + ": " + o.error());
+            case GAVE_UP -> say("pid " + t.pid() + ": not back in " + t.initial().word() + " after " + giveUpMs / 1000 + " s"
+                    + (o.error() == null ? "" : " (last error: " + o.error() + ")") + "; run `criu-gpu cuda --get-state --pid "
+                    + t.pid() + "` and the matching --action by hand");
         }
-        say("pid " + t.pid() + ": not back in " + t.initial().word() + " after " + giveUpMs / 1000 + " s"
-                + (lastError == null ? "" : " (last error: " + lastError + ")") + "; run `criu-gpu cuda --get-state --pid "
-                + t.pid() + "` and the matching --action by hand");
-        return false;
+        return o.back();
     }
 
     void say(String line) {

@@ -84,8 +84,11 @@ public final class CudaAgent {
             a = Args.parse(argv);
             criu = HelperProcess.connectTo(a.socket());
             // a log left by an earlier dump was removed by criu; a name that exists now (a planted link) is refused
-            log = new PrintStream(Files.newOutputStream(a.log(), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
-                    LinkOption.NOFOLLOW_LINKS), true, StandardCharsets.UTF_8);
+            // rw------- from the start: the log names the dump's pids and states
+            log = new PrintStream(java.nio.channels.Channels.newOutputStream(Files.newByteChannel(a.log(),
+                    java.util.Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
+                    java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                            java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")))), true, StandardCharsets.UTF_8);
         } catch (IOException | RuntimeException e) {
             System.err.println("cuda agent: " + e.getMessage());
             System.exit(2);
@@ -171,9 +174,9 @@ public final class CudaAgent {
         try {
             reply = "ok " + id + value(call(f[2], Integer.parseInt(f[3]), f.length > 4 ? f[4] : null));
         } catch (CudaCallException e) {
-            reply = "err " + id + " " + e.code() + " " + e.reason().replace('\n', ' ');
+            reply = "err " + id + " " + e.code() + " " + oneLine(e.reason());
         } catch (RuntimeException e) {
-            reply = "err " + id + " " + CliBackend.RUN_FAILED + " " + e;
+            reply = "err " + id + " " + CudaCallException.AGENT_FAILED + " " + oneLine(e.toString());
         }
         try {
             criu.writeLine(reply);
@@ -182,12 +185,17 @@ public final class CudaAgent {
         }
     }
 
+    /** A line break in a message would end the reply early and make its rest a line of its own. */
+    static String oneLine(String text) {
+        return text.replace("\r\n", " ").replace('\n', ' ').replace('\r', ' ');
+    }
+
     private static String value(String v) {
         return v == null ? "" : " " + v;
     }
 
     private String call(String op, int pid, String arg) throws CudaCallException {
-        if (backend == null) throw new CudaCallException(CliBackend.RUN_FAILED, "the CUDA agent has no backend");
+        if (backend == null) throw new CudaCallException(CudaCallException.AGENT_FAILED, "the CUDA agent has no backend");
         switch (op) {
             case "restore-tid" -> {
                 OptionalInt tid = backend.restoreThread(pid);
@@ -209,6 +217,6 @@ public final class CudaAgent {
     /** For {@link AgentClient}: a state word the agent sent back. */
     static CudaState stateOf(String word) throws CudaCallException {
         return CudaState.ofWord(word).orElseThrow(() ->
-                new CudaCallException(CliBackend.RUN_FAILED, "the CUDA agent answered '" + word + "', not a state"));
+                new CudaCallException(CudaCallException.AGENT_FAILED, "the CUDA agent answered '" + word + "', not a state"));
     }
 }

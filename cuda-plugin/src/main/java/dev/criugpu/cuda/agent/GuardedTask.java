@@ -1,6 +1,6 @@
 package dev.criugpu.cuda.agent;
 
-import dev.criugpu.cuda.proc.Procs;
+import dev.criugpu.api.sys.ProcStat;
 import dev.criugpu.cuda.state.CudaState;
 
 /**
@@ -22,6 +22,6 @@ public record GuardedTask(int pid, long startTime, CudaState initial) {
 
     /** Whether the very process is still there and not a zombie. */
     boolean alive() {
-        return Procs.stat(pid).map(s -> s.alive() && s.startTime() == startTime).orElse(false);
+        return ProcStat.alive(pid, startTime);
     }
 }

@@ -13,6 +13,11 @@ public interface WatchdogLink {
     /** criu's exit hook is over: from now on the watch acts once criu has gone. */
     void done() throws IOException;
 
+    /** Whether what answers for the tasks has died during the dump (then nothing will once criu is gone). */
+    default boolean gone() {
+        return false;
+    }
+
     /** Nobody watches ({@code CRIU_CUDA_GUARD=0}). */
     WatchdogLink NONE = new WatchdogLink() {
         @Override

@@ -1,8 +1,12 @@
 package dev.criugpu.cuda.backend;
 
+import dev.criugpu.api.CriuException;
+import dev.criugpu.api.sys.TrustedPaths;
 import dev.criugpu.cuda.gpu.GpuPair;
 import dev.criugpu.cuda.state.CudaAction;
 import dev.criugpu.cuda.state.CudaState;
+
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -39,13 +43,21 @@ public final class CliBackend implements CudaBackend {
         return new CliBackend(executable, help.contains("--action"), help.contains("--device-map"));
     }
 
-    /** {@code cuda-checkpoint} in one of the PATH directories, executable. */
+    /**
+     * {@code cuda-checkpoint} in one of the absolute PATH directories, executable and trusted (criu runs it as root),
+     * by its real path; an untrusted one is skipped as if absent, with a warning.
+     */
     public static Optional<Path> findInPath(String path) {
         if (path == null) return Optional.empty();
         for (String dir : path.split(":")) {
-            if (dir.isEmpty()) continue;
+            if (dir.isEmpty() || !dir.startsWith("/")) continue;
             Path p = Path.of(dir, EXECUTABLE);
-            if (Files.isRegularFile(p) && Files.isExecutable(p)) return Optional.of(p);
+            if (!Files.isRegularFile(p) || !Files.isExecutable(p)) continue;
+            try {
+                return Optional.of(TrustedPaths.requireSafeToLoad(p));
+            } catch (CriuException e) {
+                LoggerFactory.getLogger(CliBackend.class).warn("not running {}: {}", p, e.getMessage());
+            }
         }
         return Optional.empty();
     }

@@ -4,7 +4,7 @@ import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
 import dev.criugpu.cuda.bindings.cuda_h;
 import dev.criugpu.cuda.gpu.GpuPair;
-import dev.criugpu.cuda.proc.Procs;
+import dev.criugpu.api.sys.ProcStat;
 import dev.criugpu.cuda.state.CudaState;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -51,7 +51,7 @@ class AgentWatchdogTest {
     }
 
     static long startOf(Process p) {
-        return Procs.stat((int) p.pid()).orElseThrow().startTime();
+        return ProcStat.of(p.pid()).orElseThrow().startTime();
     }
 
     /** An agent watching {@code criu}, running on its own thread, fed criu's lines through a socket pair. */
@@ -183,6 +183,20 @@ class AgentWatchdogTest {
         assertEquals(CudaState.CHECKPOINTED, driver.states.get(pid));
     }
 
+    /** A driver's message with line breaks must not end the reply early: the next line would be taken for a reply. */
+    @Test
+    void anErrorTextWithLineBreaksStaysOneReply() throws Exception {
+        Process criu = sleeper();
+        watch(criu, 0);
+        driver.states.put(4242, CudaState.RUNNING);
+        driver.lockFailure = "first line\r\nsecond line\rthird\nfourth";
+        tell("call 1 lock 4242 100");
+        assertEquals("err 1 " + cuda_h.CUDA_ERROR_ILLEGAL_STATE + " first line second line third fourth", toWatchdog.readLine());
+        tell("call 2 state 4242");
+        assertEquals("ok 2 running", toWatchdog.readLine());
+        criuDies(criu);
+    }
+
     @Test
     void argumentsRoundTrip() {
         CudaAgent.Args a = new CudaAgent.Args(Path.of("/tmp/x/helper.sock"), 12, 34, "cli", Path.of("/usr/bin/cuda-checkpoint"),
@@ -213,8 +227,11 @@ class AgentWatchdogTest {
             busyUntil.put(pid, System.nanoTime() + ms * 1_000_000);
         }
 
+        volatile String lockFailure;
+
         private synchronized void act(int pid, String action, CudaState from, CudaState to) throws CudaCallException {
             calls.add(action + " " + pid);
+            if (action.equals("lock") && lockFailure != null) throw new CudaCallException(cuda_h.CUDA_ERROR_ILLEGAL_STATE, lockFailure);
             Long until = busyUntil.get(pid);
             if (until != null && System.nanoTime() < until) {
                 refused++;

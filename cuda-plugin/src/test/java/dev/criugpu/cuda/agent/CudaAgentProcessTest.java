@@ -1,7 +1,7 @@
 package dev.criugpu.cuda.agent;
 
 import dev.criugpu.cuda.cli.FakeCudaCheckpoint;
-import dev.criugpu.cuda.proc.Procs;
+import dev.criugpu.api.sys.ProcStat;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -36,7 +36,7 @@ class CudaAgentProcessTest {
             ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
                     CriuStandIn.class.getName(), fake.executable.toString(), log.toString(), Integer.toString(pid),
-                    Long.toString(Procs.stat(pid).orElseThrow().startTime())).redirectErrorStream(true);
+                    Long.toString(ProcStat.of(pid).orElseThrow().startTime())).redirectErrorStream(true);
             pb.environment().put("PATH", dir + ":" + System.getenv("PATH"));
             criu = pb.start();
             BufferedReader out = new BufferedReader(new InputStreamReader(criu.getInputStream()));
@@ -57,6 +57,7 @@ class CudaAgentProcessTest {
                 Thread.sleep(50);
             }
             String text = Files.readString(log);
+            assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(log)));
             assertTrue(text.contains("pid " + pid + ": outlived criu; checkpointed -> running via [restore, unlock]"), text);
             assertTrue(text.contains("criu " + agentParent + " is gone before its exit hook ran"), text);
         } finally {

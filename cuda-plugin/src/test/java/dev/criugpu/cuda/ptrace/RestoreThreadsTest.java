@@ -1,7 +1,7 @@
 package dev.criugpu.cuda.ptrace;
 
 import dev.criugpu.api.bindings.libc_h;
-import dev.criugpu.cuda.proc.Procs;
+import dev.criugpu.api.sys.ProcStat;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -66,7 +66,7 @@ class RestoreThreadsTest {
             MemorySegment mask = arena.allocate(JAVA_LONG);
             mask.set(JAVA_LONG, 0, SIGUSR1_BIT);
             assertFalse(libc_h.ptrace(libc_h.PTRACE_SETSIGMASK, pid, MemorySegment.ofAddress(8), mask).failed());
-            assertEquals('t', Procs.stat(pid).orElseThrow().state());
+            assertEquals('t', ProcStat.of(pid).orElseThrow().state());
 
             RestoreThreadControl.Woken w = RestoreThreads.PTRACE.wake(pid, pid);
             assertEquals(SIGUSR1_BIT, w.savedMask());
@@ -78,7 +78,7 @@ class RestoreThreadsTest {
             assertTrue(probe.failed() && probe.errno() == libc_h.ESRCH, "the woken thread must be running");
 
             RestoreThreads.PTRACE.restop(w);
-            assertEquals('t', Procs.stat(pid).orElseThrow().state());
+            assertEquals('t', ProcStat.of(pid).orElseThrow().state());
             assertEquals(SIGUSR1_BIT, sigBlk(pid));
             assertFalse(Files.readString(Path.of("/proc/" + pid + "/status")).contains("TracerPid:\t0\n"), "still traced by us");
             libc_h.ptrace(PTRACE_DETACH, pid, MemorySegment.NULL, MemorySegment.NULL);
