@@ -106,7 +106,7 @@ public final class CudaPlugin implements CriuPlugin {
         DumpSession.removeStaleFiles(services);
         inherited = services.imageDir().map(InheritedDevices::new).orElse(null);
         dump = new DumpSession(services, backend == null ? agentDeps(services, config, timeoutMs) : inCriuDeps(backend),
-                timeoutMs, presentGpus(Set.of()), config.parallel());
+                timeoutMs, presentGpus(Set.of()), config.parallel(), config.quiesce());
         return 0;
     }
 

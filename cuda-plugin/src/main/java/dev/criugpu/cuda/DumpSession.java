@@ -18,6 +18,7 @@ import dev.criugpu.cuda.image.CudaGpuEntry;
 import dev.criugpu.cuda.image.CudaTaskEntry;
 import dev.criugpu.cuda.image.CudaTaskImages;
 import dev.criugpu.api.sys.ProcStat;
+import dev.criugpu.cuda.proc.ProcessTree;
 import dev.criugpu.cuda.ptrace.RestoreThreadControl;
 import dev.criugpu.cuda.state.CudaAction;
 import dev.criugpu.cuda.state.CudaState;
@@ -34,6 +35,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
 
@@ -63,6 +65,9 @@ final class DumpSession {
     /** {@link #FALLBACK_GIVE_UP_MS}; shorter in tests of a driver that keeps refusing. */
     long fallbackGiveUpMs = FALLBACK_GIVE_UP_MS;
     private boolean watched;
+    /** Lock the job's CUDA tasks together at the first PAUSE_DEVICES (CRIU_CUDA_QUIESCE, default on). */
+    private final boolean quiesceJob;
+    private boolean jobQuiesced;
     private boolean inventoryAdded;
     private boolean memoryRecorded;
     private java.util.Optional<String> unavailable;
@@ -71,6 +76,12 @@ final class DumpSession {
 
     /** Call {@link #removeStaleFiles} before the watchdog is started: it creates its log anew. */
     DumpSession(CriuServices services, CudaDeps deps, int lockTimeoutMs, List<GpuInfo> presentGpus, boolean parallel) {
+        this(services, deps, lockTimeoutMs, presentGpus, parallel, false);
+    }
+
+    DumpSession(CriuServices services, CudaDeps deps, int lockTimeoutMs, List<GpuInfo> presentGpus, boolean parallel,
+                boolean quiesceJob) {
+        this.quiesceJob = quiesceJob;
         this.services = services;
         this.deps = deps;
         this.backend = deps.backend();
@@ -119,6 +130,49 @@ final class DumpSession {
     int pause(int pid) {
         if (tasks.containsKey(pid)) return 0;
         if (withoutCuda.contains(pid) || !available()) return Errno.NOT_SUPPORTED;
+        if (quiesceJob && !jobQuiesced) {
+            jobQuiesced = true;
+            return quiesce(pid);
+        }
+        Optional<CudaTask> task = find(pid);
+        if (task.isEmpty()) return Errno.NOT_SUPPORTED;
+        lockOrLeave(task.get());
+        return 0;
+    }
+
+    /**
+     * The first PAUSE_DEVICES (criu calls it for the tree's root before it seizes anything): every CUDA task of the
+     * running tree is found now and, where two or more need a lock, they are locked together ({@link JobQuiesce}), so
+     * that ranks waiting on each other's GPU work cannot hold up each other's lock. Their own PAUSE_DEVICES then
+     * return at once; a process that appears later is locked by its own call.
+     */
+    private int quiesce(int root) {
+        List<CudaTask> found = new ArrayList<>();
+        for (int pid : ProcessTree.of(root)) {
+            if (pid != root && !ProcStat.of(pid).map(ProcStat::alive).orElse(false)) continue;
+            find(pid).ifPresent(found::add);
+        }
+        List<CudaTask> toLock = found.stream().filter(t -> Transitions.needsLock(t.initial)).toList();
+        if (toLock.size() < 2) {
+            found.forEach(this::lockOrLeave);
+        } else {
+            found.stream().filter(t -> !Transitions.needsLock(t.initial)).forEach(this::lockOrLeave);
+            List<JobQuiesce.Member> members = toLock.stream().map(t -> new JobQuiesce.Member(t.pid, t.initial)).toList();
+            try {
+                for (int pid : new JobQuiesce(backend).lockAll(members, lockTimeoutMs).pids()) {
+                    tasks.get(pid).current = CudaState.LOCKED;
+                }
+            } catch (CriuException e) {
+                // with the agent gone, a lock of the attempt may still land: criu's exit asks the driver and undoes it
+                if (watchdog.gone()) toLock.forEach(t -> t.uncertain = true);
+                throw e;
+            }
+        }
+        return tasks.containsKey(root) ? 0 : Errno.NOT_SUPPORTED;
+    }
+
+    /** Asks whether {@code pid} holds CUDA state; a CUDA task is recorded (and watched) but not locked yet. */
+    private Optional<CudaTask> find(int pid) {
         OptionalInt tid;
         CudaState[] state = new CudaState[1];
         try {
@@ -126,7 +180,7 @@ final class DumpSession {
             if (tid.isEmpty()) {
                 withoutCuda.add(pid);
                 log.debug("pid {} has no CUDA state", pid);
-                return Errno.NOT_SUPPORTED;
+                return Optional.empty();
             }
             // served by the task's restore thread: on a task stopped by its user this waits, so interruptibly
             work.runNow(pid, "the CUDA state query", () -> state[0] = backend.state(pid));
@@ -137,10 +191,10 @@ final class DumpSession {
         } catch (Exception e) {
             throw new CriuException(Errno.EIO, "pid " + pid + ": querying its CUDA state failed: " + e);
         }
-        return pause(pid, tid.getAsInt(), state[0]);
+        return Optional.of(register(pid, tid.getAsInt(), state[0]));
     }
 
-    private int pause(int pid, int restoreTid, CudaState state) {
+    private CudaTask register(int pid, int restoreTid, CudaState state) {
         if (state == CudaState.FAILED) {
             throw new CriuException(Errno.EIO, "pid " + pid + ": its CUDA state is FAILED (an earlier checkpoint or "
                     + "restore broke it); it cannot be dumped");
@@ -158,13 +212,16 @@ final class DumpSession {
             });
         }
         tasks.put(pid, task);
-        if (Transitions.needsLock(state)) {
+        recordsState();
+        return task;
+    }
+
+    private void lockOrLeave(CudaTask task) {
+        if (Transitions.needsLock(task.initial)) {
             lock(task);
         } else {
-            log.info("pid {} was already {} before the dump; it is left so afterwards", pid, state.word());
+            log.info("pid {} was already {} before the dump; it is left so afterwards", task.pid, task.initial.word());
         }
-        recordsState();
-        return 0;
     }
 
     /** The first time the dump saves state of this plugin's: inventory.img lists it, so a restore needs it. */

@@ -23,6 +23,7 @@ import java.util.Set;
  * CRIU_CUDA_DEVICE_MAP    cuda.device-map    oldUuid=newUuid,... for restore
  * CRIU_CUDA_TREAT_ABSENT  cuda.treat-absent  uuid,... present GPUs to treat as absent (tests)
  * CRIU_CUDA_GUARD         cuda.guard         0 = no guardian process after a dump that criu may undo
+ * CRIU_CUDA_QUIESCE       cuda.quiesce       0 = lock each task at its own PAUSE_DEVICES instead of the whole job at once
  * </pre>
  */
 public final class PluginConfig {
@@ -41,7 +42,8 @@ public final class PluginConfig {
             "CRIU_CUDA_PARALLEL", "cuda.parallel",
             "CRIU_CUDA_DEVICE_MAP", "cuda.device-map",
             "CRIU_CUDA_TREAT_ABSENT", "cuda.treat-absent",
-            "CRIU_CUDA_GUARD", "cuda.guard");
+            "CRIU_CUDA_GUARD", "cuda.guard",
+            "CRIU_CUDA_QUIESCE", "cuda.quiesce");
 
     /**
      * @param env the environment (System.getenv() in production)
@@ -99,6 +101,11 @@ public final class PluginConfig {
 
     public boolean parallel() {
         return flag("cuda.parallel", true);
+    }
+
+    /** Whether a dump locks every CUDA task of the job together at its first PAUSE_DEVICES. */
+    public boolean quiesce() {
+        return flag("cuda.quiesce", true);
     }
 
     public boolean guard() {
