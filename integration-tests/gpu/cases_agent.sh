@@ -33,11 +33,11 @@ keep_agent_logs() {
 }
 
 # case_agent_killed NAME POINT [-R] [fails-later]: kill -9 of the CUDA agent at POINT of the dump of a BIG_MIB process
-#   after-lock        the task LOCKED, criu held before the checkpoint by a fault switch (criu stalls 120 s, then
+#   after-lock        the task LOCKED, criu held before the checkpoint by a fault switch (criu stalls 20 s, then
 #                     its checkpoint hook finds the agent dead: the dump fails)
 #   during-checkpoint a second into CHECKPOINT_DEVICES (the dump fails; the checkpoint may land after the kill)
 #   during-pagedump   a second into criu's page dump of the task (the task is CHECKPOINTED; the dump completes)
-#   after-exit        right after the plugin's exit hook (criu held there 120 s by a fault switch; the dump completes)
+#   after-exit        right after the plugin's exit hook (criu held there 20 s by a fault switch; the dump completes)
 # -R: criu leaves the tree running; fails-later: a post-dump action script fails the dump after the kill.
 # Where criu leaves the task alive it must be RUNNING within RETURN_SECS of criu's end and work; where criu kills it
 # (the dump completed, no -R) the images must restore and the task work. criu's status: non-zero where the dump did
@@ -50,11 +50,11 @@ case_agent_killed() {
     COUNTER_MIB="$BIG_MIB" start_counter "$name" 0 --tick-ms 20 || { fail "$name" "$CKPT_WHY"; kill_all "$ROOT"; return; }
     TREE_PIDS=("$ROOT")
     case "$point" in
-        after-lock) AGENT_ENV=(CRIU_GPU_PLUGIN_FORCE=1 CRIU_GPU_FAULT=cuda_plugin:stall-before-checkpoint)
+        after-lock) AGENT_ENV=(CRIU_GPU_PLUGIN_FORCE=1 CRIU_GPU_FAULT=cuda_plugin:stall-before-checkpoint CRIU_GPU_FAULT_STALL_MS=20000)
             mark="criu stalls before checkpoint" ;;
         during-checkpoint) mark="hook CHECKPOINT_DEVICES\(pid=$ROOT\) entered Java" ;;
         during-pagedump) mark="Dumping pages \(type: [0-9]+ pid: $ROOT\)" ;;
-        after-exit) AGENT_ENV=(CRIU_GPU_PLUGIN_FORCE=1 CRIU_GPU_FAULT=cuda_plugin:stall-after-exit)
+        after-exit) AGENT_ENV=(CRIU_GPU_PLUGIN_FORCE=1 CRIU_GPU_FAULT=cuda_plugin:stall-after-exit CRIU_GPU_FAULT_STALL_MS=20000)
             mark="criu stalls after exit" ;;
     esac
     [[ "$leave" == -R ]] && AGENT_ARGS+=(-R)
@@ -81,7 +81,7 @@ case_agent_killed() {
     else
         kill -9 "$apid"
     fi
-    criu_end_status 200   # after-lock and after-exit wait out criu's 120 s stall
+    criu_end_status 200   # after-lock and after-exit wait out criu's 20 s stall
     t0=$(now_s)
     note "NOTE $name: agent ${apid:-none} killed at $point (task then $before); criu ended with status $CRIU_STATUS; the task was then $(state_of "$name" "$ROOT")"
     if [[ "$CRIU_STATUS" == running ]]; then

@@ -8,7 +8,8 @@ package dev.criugpu.api;
  * {@link RestoreFailure} policy applies to it.</li>
  * <li>{@code stall-before-checkpoint}, {@code stall-after-exit}: criu is held (up to {@link #STALL_MS}) at the first
  * CHECKPOINT_DEVICES, with the tree locked and frozen, or right after the plugin's dump exit, before criu kills the
- * tree: points at which a test kills criu to see what its tasks become.</li>
+ * tree: points at which a test kills criu to see what its tasks become. {@code CRIU_GPU_FAULT_STALL_MS} shortens the
+ * hold (a test that kills something else at that point need not wait the whole of it).</li>
  * </ul>
  */
 final class Faults {
@@ -32,7 +33,7 @@ final class Faults {
             stalledBeforeCheckpoint = true;
         }
         services.log(LogLevel.INFO, "fault injected by " + VARIABLE + ": criu stalls " + point.replace('-', ' '));
-        long deadline = System.nanoTime() + STALL_MS * 1_000_000;
+        long deadline = System.nanoTime() + stallMs() * 1_000_000;
         while (System.nanoTime() < deadline && Interrupts.pendingStop().isEmpty()) {
             try {
                 Thread.sleep(Interrupts.SLICE_MS);
@@ -40,6 +41,15 @@ final class Faults {
                 Thread.currentThread().interrupt();
                 return;
             }
+        }
+    }
+
+    static long stallMs() {
+        try {
+            String v = System.getenv(VARIABLE + "_STALL_MS");
+            return v == null ? STALL_MS : Math.min(STALL_MS, Math.max(0, Long.parseLong(v.strip())));
+        } catch (NumberFormatException e) {
+            return STALL_MS;
         }
     }
 
