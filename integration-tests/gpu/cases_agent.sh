@@ -4,8 +4,13 @@
 # did not complete. Source after lib.sh, cases.sh, cases_lifecycle.sh (BIG_MIB, RETURN_SECS, criu_end_status,
 # returned_after) and init_results. One PASS/FAIL line per case.
 
-# agent_pid: the CUDA agent of the dump under way (one per dump; the newest if a second one watches)
-agent_pid() { pgrep -n -f 'dev\.criugpu\.cuda\.agent\.CudaAgent'; }
+# agent_pid NAME: the CUDA agent of that case's dump, as criu's log names it once the agent is up
+# (empty once that process has ended: its pid may belong to another process by then)
+agent_pid() {
+    local pid
+    pid=$(sed -n 's/.* in the CUDA agent (pid \([0-9]*\)).*/\1/p' "$LOGS/$1.dump.log" | head -n1)
+    [[ -n "$pid" ]] && pid_alive "$pid" && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q 'cuda\.agent\.CudaAgent' && echo "$pid"
+}
 
 # start_agent_dump NAME IMG: criu dump of ROOT with our plugins in the background, with AGENT_ENV (VAR=VALUE...) in
 # its environment and AGENT_ARGS after its own options; sets CRIU_PID, CRIU_STATUS_FILE (see start_criu_dump)
@@ -71,15 +76,15 @@ case_agent_killed() {
     fi
     [[ "$point" == during-* ]] && sleep 1   # well inside a phase that lasts several seconds at BIG_MIB
     local before
+    apid=$(agent_pid "$name")
+    # killed before the task's state is asked: during a checkpoint the driver answers only once it is done
+    [[ -n "$apid" ]] && kill -9 "$apid"
     before=$(state_of "$name" "$ROOT")
-    apid=$(agent_pid)
     if [[ -z "$apid" ]]; then
         if [[ "$point" != after-exit ]]; then
             fail "$name" "no CUDA agent process at $point"; kill -9 "$CRIU_PID" 2>/dev/null; kill_all "$ROOT"; return
         fi
         note "NOTE $name: the agent had already ended at $point (every task returned or ended); nothing to kill"
-    else
-        kill -9 "$apid"
     fi
     criu_end_status 200   # after-lock and after-exit wait out criu's 20 s stall
     t0=$(now_s)

@@ -90,11 +90,12 @@ public final class AgentClient implements CudaBackend, WatchdogLink {
             reader.setDaemon(true);
             reader.start();
             String[] f = Interrupts.await(ready, "the CUDA agent to open its backend", CONNECT_MS).split(" ");
-            if (!f[0].equals("ready") || f.length < 5) throw new IOException(AgentProtocol.rest(f, 1));
+            if (!f[0].equals("ready") || f.length < 6) throw new IOException(AgentProtocol.rest(f, 1));
             name = f[1];
             apiVersion = Integer.parseInt(f[2]);
             remap = f[3].equals("1");
-            description = AgentProtocol.rest(f, 4) + " in the CUDA agent";
+            // the agent's pid in criu's log: what a user (or a test) needs to find the process that answers for the tasks
+            description = AgentProtocol.rest(f, 5) + " in the CUDA agent (pid " + Long.parseLong(f[4]) + ")";
             return agent;
         } catch (IOException | ExecutionException | java.util.concurrent.TimeoutException e) {
             Throwable why = e instanceof ExecutionException x && x.getCause() != null ? x.getCause() : e;

@@ -99,7 +99,7 @@ public final class CudaAgent {
         try {
             backend = open(a);
             criu.writeLine("ready " + backend.name() + " " + (backend instanceof DriverBackend d ? d.apiVersion() : 0) + " "
-                    + (backend.supportsGpuRemap() ? 1 : 0) + " " + backend.describe());
+                    + (backend.supportsGpuRemap() ? 1 : 0) + " " + ProcessHandle.current().pid() + " " + backend.describe());
         } catch (CudaCallException | RuntimeException e) {
             watch.say("no CUDA backend: " + e.getMessage());
             try {
