@@ -103,3 +103,29 @@ case_pair_sequential_fails() {
     pass "$name"
     note "TIME $name failed-after=${secs}s $line"
 }
+
+# case_pair_driver_only NAME: the driver alone, no criu: both processes locked and checkpointed at once
+# (cuda_ckpt suspend, one helper per pid), then restored and unlocked in place (resume); both must go on stepping and
+# verify. Tells a driver limitation of the pair's mapped pinned flags apart from a fault of the criu path.
+case_pair_driver_only() {
+    local name="$1" p rc=0
+    local -a helpers=()
+    TREE_PIDS=()
+    if ! start_pair "$name"; then
+        fail "$name" "$CKPT_WHY"; kill_all "$ROOT" "${TREE_PIDS[@]}"; return
+    fi
+    for p in "${TREE_PIDS[@]}"; do "$BIN/cuda_ckpt" suspend "$p" >>"$LOGS/$name.cuda_ckpt" 2>&1 & helpers+=($!); done
+    for p in "${helpers[@]}"; do wait "$p" || rc=1; done
+    helpers=()
+    for p in "${TREE_PIDS[@]}"; do "$BIN/cuda_ckpt" resume "$p" >>"$LOGS/$name.cuda_ckpt" 2>&1 & helpers+=($!); done
+    for p in "${helpers[@]}"; do wait "$p" || rc=1; done
+    if ((rc != 0)); then
+        fail "$name" "the driver's suspend/resume failed: $(grep -i -m1 error "$LOGS/$name.cuda_ckpt")"; kill_all "${TREE_PIDS[@]}"; return
+    fi
+    if ! keeps_working "$name"; then
+        fail "$name" "after the driver's suspend/resume in place: $CKPT_WHY"; kill_all "${TREE_PIDS[@]}"; return
+    fi
+    stop_counter "$PLOG" "$ROOT" "${TAGS[@]}" || { fail "$name" "no clean exit"; kill_all "${TREE_PIDS[@]}"; return; }
+    wait_gone 30 "${TREE_PIDS[@]}" || true
+    pass "$name"
+}

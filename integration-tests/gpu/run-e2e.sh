@@ -70,6 +70,7 @@ for c in $CASES; do
         late-child) case_late_child cuda-late-child ;;
         pair-quiesce) case_pair_quiesce pair-quiesce ;;
         pair-sequential-fails) case_pair_sequential_fails pair-sequential-fails ;;
+        pair-driver-only) case_pair_driver_only pair-driver-only ;;
         own-nvidia-file) case_own_nvidia_file own-nvidia-file ;;
         agent-kill-fails-later) case_agent_killed "$c" during-pagedump "" fails-later ;;
         agent-kill-*-R) p="${c#agent-kill-}"; case_agent_killed "$c" "${p%-R}" -R ;;
