@@ -11,11 +11,15 @@ PODMAN_IMAGE=localhost/criu-gpu-counter:test
 
 # pm ARGS...: the carried podman with only our configuration; bounded like every wait
 pm() {
+    local -a args=("$@")
+    # podman as root asks runc for more open files and processes than this process's hard limits; where root lacks
+    # CAP_SYS_RESOURCE (the GPU host) runc's setrlimit then fails with EPERM: a container gets its starter's limits
+    [[ "${1:-}" == run ]] && args=(run --ulimit "nofile=$(ulimit -Sn):$(ulimit -Hn)" --ulimit "nproc=$(ulimit -Su):$(ulimit -Hu)" "${@:2}")
     env -i PATH="$PODMAN_ROOT/path:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
         HOME="$PODMAN_STATE/home" TMPDIR="$PODMAN_STATE/tmp" \
         CONTAINERS_CONF="$PODMAN_STATE/containers.conf" CONTAINERS_STORAGE_CONF="$PODMAN_STATE/storage.conf" \
         CONTAINERS_REGISTRIES_CONF="$PODMAN_STATE/registries.conf" \
-        timeout -k 10 "${PODMAN_CMD_TIMEOUT:-300}" "$PODMAN_ROOT/podman/bin/podman" "$@"
+        timeout -k 10 "${PODMAN_CMD_TIMEOUT:-300}" "$PODMAN_ROOT/podman/bin/podman" "${args[@]}"
 }
 
 # podman_teardown: every container of an earlier run removed, its mounts gone, the state folder deleted
@@ -44,9 +48,6 @@ podman_setup() {
     cat >"$s/containers.conf" <<EOF
 [containers]
 netns = "none"
-# podman as root asks runc for more open files and processes than this process's hard limits; where root lacks CAP_SYS_RESOURCE
-# (the GPU host) runc's setrlimit then fails with EPERM, so the container gets the limits its starter has
-default_ulimits = ["nofile=$(ulimit -Sn):$(ulimit -Hn)", "nproc=$(ulimit -Su):$(ulimit -Hu)"]
 apparmor_profile = "unconfined"
 seccomp_profile = "$p/share/containers/seccomp.json"
 log_driver = "k8s-file"

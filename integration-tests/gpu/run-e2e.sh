@@ -11,7 +11,7 @@
 #       dataloader-4 late-child own-nvidia-file agent-kill-after-lock agent-kill-after-lock-R
 #       agent-kill-during-checkpoint agent-kill-during-checkpoint-R agent-kill-during-pagedump
 #       agent-kill-during-pagedump-R agent-kill-after-exit agent-kill-after-exit-R agent-kill-fails-later
-#       pair-sequential-fails pair-quiesce"
+#       pair-sequential-fails pair-quiesce (pair-driver-only: a diagnostic)"
 #       (a subset, in that order), COUNTER_MIB (default 256), BIG_MIB (the killed/interrupted cases' process,
 #       default 16384), and the log patterns E2E_CPU_CUDA_PATTERN,
 #       E2E_CHECKPOINTED_PATTERN, E2E_LOCK_FAILED_PATTERN, E2E_NVML_PATTERN (see cases.sh).
