@@ -110,9 +110,9 @@ EOF
         cp "$CDI_SPEC" "$LOGS/cdi-nvidia.yaml"
     fi
     build_image "$counter" >"$LOGS/image.out" 2>&1 || { echo "podman import of the counter image failed: $(tail -n1 "$LOGS/image.out")"; return 1; }
+    note "SETUP limits given to containers: nofile $(ulimit -Sn):$(ulimit -Hn), nproc $(ulimit -Su):$(ulimit -Hu); $(grep CapEff /proc/self/status | tr -s "\t" " ")"
     [[ "$CPU_ONLY" == 1 && "${PODMAN_CPU_CDI:-0}" != 1 ]] || choose_gpu_args || return 1
     note "SETUP $(pm --version), runc $(grep -m1 '^runc' "$PODMAN_ROOT/podman/VERSIONS" | cut -d' ' -f2), criu $("$CRIU" --version | awk '/Version/ {print $2}'), plugins in $CRIU_PLUGIN_DEFAULT, $(pm info -f '{{.Store.GraphDriverName}} storage, cgroups {{.Host.CgroupsVersion}} ({{.Host.CgroupManager}})' 2>/dev/null)$([[ "$CPU_ONLY" == 1 ]] && echo ", CPU only" || echo ", $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n1)")"
-    note "SETUP limits given to containers: nofile $(ulimit -Sn):$(ulimit -Hn), nproc $(ulimit -Su):$(ulimit -Hu); $(grep CapEff /proc/self/status | tr -s "\t" " ")"
 }
 
 # setup's reason for stopping is its last line of output; its SETUP/NOTE lines are in the summary
