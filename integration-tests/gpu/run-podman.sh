@@ -54,6 +54,22 @@ finish() {
 }
 trap 'fail interrupted "signal"; finish' INT TERM
 
+# limits_diag: what podman asked runc for (the rlimits of a container's OCI spec), and whether a container starts with
+# limits well under this process's own: the NOTE lines say
+limits_diag() {
+    local spec
+    pm create --name rlimit-diag "$PODMAN_IMAGE" /usr/bin/true >"$LOGS/rlimit-diag.out" 2>&1
+    pm init rlimit-diag >>"$LOGS/rlimit-diag.out" 2>&1
+    spec=$(grep -rl '"rlimits"' --include=config.json "$PODMAN_STATE" 2>/dev/null | head -n1)
+    note "NOTE rlimits podman asked runc for: $([[ -n "$spec" ]] && python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["process"].get("rlimits"))' "$spec" 2>&1)"
+    pm rm -f rlimit-diag >/dev/null 2>&1
+    if pm run --rm --ulimit nofile=1024:1024 --ulimit nproc=1000:1000 "$PODMAN_IMAGE" /usr/bin/true >"$LOGS/rlimit-low.out" 2>&1; then
+        note "NOTE a container with nofile 1024 and nproc 1000 starts"
+    else
+        note "NOTE a container with nofile 1024 and nproc 1000 does not start either: $(tail -n1 "$LOGS/rlimit-low.out")"
+    fi
+}
+
 # choose_gpu_args: the CDI device if this podman takes the spec and the container sees the devices and libcuda
 choose_gpu_args() {
     local libcuda probe
@@ -69,7 +85,7 @@ choose_gpu_args() {
     fi
     GPU_ARGS=("${GPU_DEVICE_ARGS[@]}")
     pm run --rm "${GPU_ARGS[@]}" "$PODMAN_IMAGE" /usr/bin/sh -c "$probe" >"$LOGS/device-probe.out" 2>&1 \
-        || { echo "the container sees no GPU with --device and -v either: $(tail -n1 "$LOGS/device-probe.out")"; return 1; }
+        || { limits_diag; echo "the container sees no GPU with --device and -v either: $(tail -n1 "$LOGS/device-probe.out")"; return 1; }
     note "SETUP GPU given with --device and -v (${#GPU_ARGS[@]} arguments)"
 }
 
