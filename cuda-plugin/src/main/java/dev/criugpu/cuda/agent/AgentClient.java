@@ -22,11 +22,11 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * criu's side of the {@link CudaAgent}: a {@link CudaBackend} whose calls the agent makes, and the dump's
- * {@link WatchdogLink}. The agent is started when the plugin's dump begins and connects while criu goes on; the
+ * {@link AgentLink}. The agent is started when the plugin's dump begins and connects while criu goes on; the
  * first call waits for it. Every wait gives up when criu is told to stop ({@link Interrupts}): criu then ends at once,
  * and the agent finishes or undoes what is still running.
  */
-public final class AgentClient implements CudaBackend, WatchdogLink {
+public final class AgentClient implements CudaBackend, AgentLink {
     static final long CONNECT_MS = 20_000;
     /** The agent's JVM: small, quick to start, deaf to the signals meant for criu (-Xrs). */
     static final List<String> JVM_OPTIONS = List.of("-Xrs", "-Xmx48m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
@@ -235,7 +235,7 @@ public final class AgentClient implements CudaBackend, WatchdogLink {
     }
 
     @Override
-    public void guard(GuardedTask task) throws IOException {
+    public void watch(WatchedTask task) throws IOException {
         send(task.line());
     }
 
