@@ -4,6 +4,7 @@ import dev.criugpu.api.CriuException;
 import dev.criugpu.api.CriuServices;
 import dev.criugpu.api.Errno;
 import dev.criugpu.api.Interrupts;
+import dev.criugpu.api.Threads;
 import dev.criugpu.api.sys.ImageFiles;
 import dev.criugpu.api.sys.Tasks;
 import dev.criugpu.cuda.backend.BackendSelection;
@@ -211,11 +212,7 @@ final class DumpSession {
         CudaTask task = new CudaTask(pid, Tasks.innermostPid(pid), restoreTid, state, gpus, visible, start);
         if (Transitions.needsCheckpoint(state)) watch(task);
         if (memory == null && !gpus.isEmpty()) {
-            memory = java.util.concurrent.CompletableFuture.supplyAsync(GpuMemory::usedByPid, r -> {
-                Thread t = new Thread(r, "cuda-gpu-memory");
-                t.setDaemon(true);
-                t.start();
-            });
+            memory = java.util.concurrent.CompletableFuture.supplyAsync(GpuMemory::usedByPid, Threads.daemonEach("cuda-gpu-memory"));
         }
         tasks.put(pid, task);
         recordsState();

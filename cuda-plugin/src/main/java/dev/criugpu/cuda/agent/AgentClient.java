@@ -3,6 +3,7 @@ package dev.criugpu.cuda.agent;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.HelperProcess;
 import dev.criugpu.api.Interrupts;
+import dev.criugpu.api.Threads;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
 import dev.criugpu.cuda.gpu.GpuPair;
@@ -72,11 +73,7 @@ public final class AgentClient implements CudaBackend, AgentLink {
             } catch (IOException e) {
                 throw new java.io.UncheckedIOException(e);
             }
-        }, r -> {
-            Thread t = new Thread(r, "cuda-agent-start");
-            t.setDaemon(true);
-            t.start();
-        });
+        }, Threads.daemonEach("cuda-agent-start"));
         return new AgentClient(starting);
     }
 
@@ -86,9 +83,7 @@ public final class AgentClient implements CudaBackend, AgentLink {
         if (failure != null) throw new CudaCallException(CudaCallException.AGENT_FAILED, failure);
         try {
             agent = Interrupts.await(starting, "the CUDA agent to start").connect(CONNECT_MS, "the CUDA agent");
-            Thread reader = new Thread(this::readReplies, "cuda-agent-replies");
-            reader.setDaemon(true);
-            reader.start();
+            Threads.startDaemon("cuda-agent-replies", this::readReplies);
             String[] f = Interrupts.await(ready, "the CUDA agent to open its backend", CONNECT_MS).split(" ");
             if (!f[0].equals("ready") || f.length < 6) throw new IOException(AgentProtocol.rest(f, 1));
             name = f[1];

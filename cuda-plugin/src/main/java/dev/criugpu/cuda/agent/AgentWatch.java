@@ -1,5 +1,6 @@
 package dev.criugpu.cuda.agent;
 
+import dev.criugpu.api.Threads;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.api.sys.ProcStat;
 import dev.criugpu.cuda.state.CudaState;
@@ -108,11 +109,7 @@ final class AgentWatch {
             }
             return 1;
         }
-        ExecutorService pool = Executors.newFixedThreadPool(survivors.size(), r -> {
-            Thread th = new Thread(r, "cuda-agent-return");
-            th.setDaemon(true);
-            return th;
-        });
+        ExecutorService pool = Executors.newFixedThreadPool(survivors.size(), Threads.daemons("cuda-agent-return"));
         List<CompletableFuture<Boolean>> results = survivors.stream()
                 .map(t -> CompletableFuture.supplyAsync(() -> returnTask(t, backend), pool)).toList();
         boolean all = results.stream().allMatch(CompletableFuture::join);

@@ -1,6 +1,7 @@
 package dev.criugpu.cuda.agent;
 
 import dev.criugpu.api.HelperProcess;
+import dev.criugpu.api.Threads;
 import dev.criugpu.cuda.backend.BackendSelection;
 import dev.criugpu.cuda.backend.CliBackend;
 import dev.criugpu.cuda.backend.CudaBackend;
@@ -64,11 +65,7 @@ public final class CudaAgent {
     private final HelperProcess criu;
     private final AgentWatch watch;
     private final CudaBackend backend;
-    private final ExecutorService calls = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "cuda-agent-call");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService calls = Executors.newCachedThreadPool(Threads.daemons("cuda-agent-call"));
 
     CudaAgent(HelperProcess criu, AgentWatch watch, CudaBackend backend) {
         this.criu = criu;
@@ -127,9 +124,7 @@ public final class CudaAgent {
 
     /** Serves criu until it is gone, then returns what it left behind; 0 when nothing was left behind. */
     int run() {
-        Thread reader = new Thread(this::serve, "cuda-agent-criu");
-        reader.setDaemon(true);
-        reader.start();
+        Thread reader = Threads.startDaemon("cuda-agent-criu", this::serve);
         watch.say("serving criu " + "(" + (backend == null ? "no backend" : backend.describe()) + ")");
         while (watch.criuAlive()) {
             if (watch.nothingLeft()) {
