@@ -20,7 +20,6 @@ import dev.criugpu.cuda.image.CudaTaskEntry;
 import dev.criugpu.cuda.image.CudaTaskImages;
 import dev.criugpu.api.sys.ProcStat;
 import dev.criugpu.cuda.proc.ProcessTree;
-import dev.criugpu.cuda.ptrace.RestoreThreadControl;
 import dev.criugpu.cuda.state.CudaAction;
 import dev.criugpu.cuda.state.CudaState;
 import dev.criugpu.cuda.state.DumpEnding;
@@ -56,10 +55,9 @@ final class DumpSession {
     private final CudaDeps deps;
     private final int lockTimeoutMs;
     private final List<GpuInfo> presentGpus;
-    private final TaskWork work;
+    private final WokenWork work;
     private final Map<Integer, CudaTask> tasks = new LinkedHashMap<>();
     private final Set<Integer> withoutCuda = new HashSet<>();
-    private final List<RestoreThreadControl.Woken> woken = new ArrayList<>();
     private CudaBackend fallback;
     /** {@link #FALLBACK_GIVE_UP_MS}; shorter in tests of a driver that keeps refusing. */
     long fallbackGiveUpMs = FALLBACK_GIVE_UP_MS;
@@ -85,7 +83,7 @@ final class DumpSession {
         this.deps = deps;
         this.lockTimeoutMs = lockTimeoutMs;
         this.presentGpus = presentGpus;
-        this.work = new TaskWork(parallel);
+        this.work = new WokenWork(deps.threads(), parallel);
     }
 
     /** The dump's single driver seam: the CUDA agent's client, or the in-criu backend with CRIU_CUDA_GUARD=0. */
@@ -303,7 +301,7 @@ final class DumpSession {
         task.checkpointStarted = true;
         try {
             if (Transitions.needsCheckpoint(task.initial)) {
-                woken.add(deps.threads().wake(pid, task.restoreTid));
+                work.wake(pid, task.restoreTid);
                 work.submit(pid, () -> checkpointOnWorker(task));
             } else {
                 try {
@@ -395,47 +393,28 @@ final class DumpSession {
 
     /** Joins every checkpoint, re-stops every woken restore thread, and reports the first failure. */
     private void finishCheckpoints() {
-        List<TaskWork.Failure> failures = work.joinAll("the CUDA checkpoint");
-        List<String> restopErrors = restopAll();
+        WokenWork.Ended ended = finish("the CUDA checkpoint");
         List<String> errors = new ArrayList<>();
-        for (TaskWork.Failure f : failures) {
+        for (TaskWork.Failure f : ended.failures()) {
             errors.add("pid " + f.pid() + ": CUDA checkpoint failed: " + CudaErrors.describe(f.cause()));
         }
-        errors.addAll(restopErrors);
+        errors.addAll(ended.restopErrors());
         if (errors.isEmpty()) return;
-        errors.stream().skip(1).forEach(log::error);
+        List<TaskWork.Failure> failures = ended.failures();
         int errno = !failures.isEmpty() && failures.getFirst().cause() instanceof CudaCallException c ? CudaErrors.errno(c) : Errno.EIO;
-        throw new CriuException(errno, errors.getFirst() + (errors.size() > 1 ? " (and " + (errors.size() - 1) + " more, see above)" : ""));
+        throw WokenWork.firstOf(errno, errors);
     }
 
-    private List<String> restopAll() {
-        List<String> errors = new ArrayList<>();
-        if (Interrupts.pendingStop().isPresent()) {
-            // a restore thread inside a driver call stops only when the call returns, which can take as long as the
-            // call; criu is about to end, and the kernel lets its tasks go when it does
-            log.debug("criu is ending: {} restore thread(s) are not stopped again", woken.size());
-            woken.clear();
-            return errors;
-        }
-        for (RestoreThreadControl.Woken w : woken) {
-            try {
-                deps.threads().restop(w);
-            } catch (CriuException e) {
-                log.error("{}", e.getMessage());
-                errors.add(e.getMessage());
-            }
-        }
-        woken.clear();
-        return errors;
+    /** The round's end; a restore thread not stopped again is logged at once. */
+    private WokenWork.Ended finish(String what) {
+        WokenWork.Ended ended = work.finish(what);
+        ended.restopErrors().forEach(e -> log.error("{}", e));
+        return ended;
     }
 
     private void finishQuietly() {
-        try {
-            for (TaskWork.Failure f : work.joinAll("the CUDA checkpoint")) {
-                log.error("pid {}: CUDA checkpoint failed: {}", f.pid(), CudaErrors.describe(f.cause()));
-            }
-        } finally {
-            restopAll();
+        for (TaskWork.Failure f : finish("the CUDA checkpoint").failures()) {
+            log.error("pid {}: CUDA checkpoint failed: {}", f.pid(), CudaErrors.describe(f.cause()));
         }
     }
 
@@ -447,7 +426,7 @@ final class DumpSession {
     boolean exit(int ret, boolean treeSurvives) {
         boolean stranded = false;
         try {
-            if (!work.idle() || !woken.isEmpty()) finishQuietly();
+            if (work.underWay()) finishQuietly();
             List<CudaTask> touched = tasks.values().stream().filter(CudaTask::touched).toList();
             switch (DumpEnding.decide(ret, !touched.isEmpty(), treeSurvives)) {
                 case NOTHING -> { }
@@ -516,22 +495,16 @@ final class DumpSession {
         log.info("{}: returning {} CUDA task(s) to their state before the dump", why, touched.size());
         Map<Integer, TaskReturn.Outcome> outcomes = new java.util.concurrent.ConcurrentHashMap<>();
         for (CudaTask t : touched) {
-            RestoreThreadControl.Woken w = null;
             try {
-                w = deps.threads().wake(t.pid, t.restoreTid);
+                work.wake(t.pid, t.restoreTid);
             } catch (CriuException e) {
                 log.debug("pid {}: restore thread not woken ({}); the task is not held by criu", t.pid, e.getMessage());
             }
-            if (w != null) woken.add(w);
             work.submit(t.pid, () -> outcomes.put(t.pid, returnOne(t)));
         }
         List<String> left = new ArrayList<>();
-        try {
-            for (TaskWork.Failure f : work.joinAll("returning a CUDA task")) {
-                outcomes.put(f.pid(), new TaskReturn.Outcome(TaskReturn.End.GAVE_UP, List.of(), null, CudaErrors.describe(f.cause())));
-            }
-        } finally {
-            restopAll();
+        for (TaskWork.Failure f : finish("returning a CUDA task").failures()) {
+            outcomes.put(f.pid(), new TaskReturn.Outcome(TaskReturn.End.GAVE_UP, List.of(), null, CudaErrors.describe(f.cause())));
         }
         for (CudaTask t : touched) {
             TaskReturn.Outcome o = outcomes.get(t.pid);
