@@ -82,7 +82,7 @@ public final class CudaPlugin implements CriuPlugin {
             log.debug("the image holds no CUDA state");
             return 0;
         }
-        if (stage == Stage.DUMP && config.guard()) return initDump(services, config, null);
+        if (stage == Stage.DUMP && config.guard()) return initDumpThroughAgent(services, config);
         BackendSelection selection = BackendSelection.choose(config.backend(), DriverBackend::probe, System.getenv("PATH"));
         if (selection.chosen().isEmpty()) {
             if (stage == Stage.RESTORE && services.inventoryClaim() == InventoryClaim.LISTED) {
@@ -93,11 +93,20 @@ public final class CudaPlugin implements CriuPlugin {
         }
         CudaBackend backend = selection.backend();
         log.info("{} ({} work per task)", selection.reason(), config.parallel() ? "parallel" : "sequential");
-        return stage == Stage.DUMP ? initDump(services, config, backend) : initRestore(services, config, backend);
+        return stage == Stage.DUMP ? initDumpInCriu(services, config, backend) : initRestore(services, config, backend);
     }
 
-    /** {@code backend} null: the CUDA agent chooses and opens it, and makes every driver call of the dump. */
-    private int initDump(CriuServices services, PluginConfig config, CudaBackend backend) {
+    /** The CUDA agent chooses and opens the backend, and makes every driver call of the dump. */
+    private int initDumpThroughAgent(CriuServices services, PluginConfig config) {
+        return startDump(services, config, lockTimeoutMs -> agentDeps(services, config, lockTimeoutMs));
+    }
+
+    /** {@code CRIU_CUDA_GUARD=0}: the dump's driver calls run in criu's JVM through {@code backend}. */
+    private int initDumpInCriu(CriuServices services, PluginConfig config, CudaBackend backend) {
+        return startDump(services, config, lockTimeoutMs -> inCriuDeps(backend));
+    }
+
+    private int startDump(CriuServices services, PluginConfig config, java.util.function.IntFunction<CudaDeps> calls) {
         commandLine = commandLine();
         if (!services.setCompelInterruptOnlyMode()) {
             log.warn("this criu has no set_compel_interrupt_only_mode: with --freeze-cgroup CUDA tasks cannot be woken");
@@ -105,8 +114,7 @@ public final class CudaPlugin implements CriuPlugin {
         int timeoutMs = commandLine.timeoutOrDefault() * 1000;
         DumpSession.removeStaleFiles(services);
         inherited = services.imageDir().map(InheritedDevices::new).orElse(null);
-        dump = new DumpSession(services, backend == null ? agentDeps(services, config, timeoutMs) : inCriuDeps(backend),
-                timeoutMs, presentGpus(Set.of()), config.parallel(), config.quiesce());
+        dump = new DumpSession(services, calls.apply(timeoutMs), timeoutMs, presentGpus(Set.of()), config.parallel(), config.quiesce());
         return 0;
     }
 
@@ -128,12 +136,12 @@ public final class CudaPlugin implements CriuPlugin {
         }
         String choice = config.backend().name().toLowerCase(java.util.Locale.ROOT);
         List<String> jvmOptions = options;
-        AgentClient agent = AgentClient.launch(choice, DumpSession.watchdogLog(dir), lockTimeoutMs + 2000L, jvmOptions);
+        AgentClient agent = AgentClient.launch(choice, DumpSession.agentLog(dir), lockTimeoutMs + 2000L, jvmOptions);
         log.info("starting the CUDA agent (backend {}, {} work per task)", choice, config.parallel() ? "parallel" : "sequential");
         // the backend criu's JVM opens only if the agent dies while tasks must go back: the one CRIU_CUDA_GUARD=0 uses
         return new CudaDeps(agent, RestoreThreads.PTRACE, agent,
                 () -> BackendSelection.choose(config.backend(), DriverBackend::probe, System.getenv("PATH")),
-                () -> AgentClient.launch(choice, DumpSession.secondWatchLog(dir), lockTimeoutMs + 2000L, jvmOptions));
+                () -> AgentClient.launch(choice, DumpSession.secondAgentLog(dir), lockTimeoutMs + 2000L, jvmOptions));
     }
 
     /** Without the agent ({@code CRIU_CUDA_GUARD=0}) the calls run in criu and nothing watches the tasks. */
@@ -147,8 +155,8 @@ public final class CudaPlugin implements CriuPlugin {
         try {
             CriuCommandLine c = CriuCommandLine.ofSelf();
             if (c.rpc()) {
-                log.info("criu runs as an RPC worker: its --timeout/-R are unknown here; lock timeout {} s, and a "
-                        + "guardian returns the tasks if criu leaves them alive", CriuCommandLine.DEFAULT_TIMEOUT_SECONDS);
+                log.info("criu runs as an RPC worker: its --timeout/-R are unknown here; lock timeout {} s, and the "
+                        + "CUDA agent returns the tasks if criu leaves them alive", CriuCommandLine.DEFAULT_TIMEOUT_SECONDS);
             }
             return c;
         } catch (IllegalArgumentException e) {

@@ -4,6 +4,7 @@ import dev.criugpu.api.CriuException;
 import dev.criugpu.api.CriuServices;
 import dev.criugpu.api.Errno;
 import dev.criugpu.api.Interrupts;
+import dev.criugpu.api.Threads;
 import dev.criugpu.api.sys.ImageFiles;
 import dev.criugpu.api.sys.Tasks;
 import dev.criugpu.cuda.backend.BackendSelection;
@@ -12,14 +13,13 @@ import dev.criugpu.cuda.backend.CudaCallException;
 import dev.criugpu.cuda.gpu.GpuInfo;
 import dev.criugpu.cuda.gpu.GpuMemory;
 import dev.criugpu.cuda.gpu.TaskGpus;
-import dev.criugpu.cuda.agent.GuardedTask;
-import dev.criugpu.cuda.agent.WatchdogLink;
+import dev.criugpu.cuda.agent.WatchedTask;
+import dev.criugpu.cuda.agent.AgentLink;
 import dev.criugpu.cuda.image.CudaGpuEntry;
 import dev.criugpu.cuda.image.CudaTaskEntry;
 import dev.criugpu.cuda.image.CudaTaskImages;
 import dev.criugpu.api.sys.ProcStat;
 import dev.criugpu.cuda.proc.ProcessTree;
-import dev.criugpu.cuda.ptrace.RestoreThreadControl;
 import dev.criugpu.cuda.state.CudaAction;
 import dev.criugpu.cuda.state.CudaState;
 import dev.criugpu.cuda.state.DumpEnding;
@@ -40,7 +40,7 @@ import java.util.OptionalInt;
 import java.util.Set;
 
 /**
- * One {@code criu dump}. PAUSE_DEVICES finds each CUDA task while the tree runs, hands it to the watchdog and locks
+ * One {@code criu dump}. PAUSE_DEVICES finds each CUDA task while the tree runs, hands it to the CUDA agent's watch and locks
  * it; CHECKPOINT_DEVICES wakes each task's restore thread (hook thread) and starts its
  * checkpoint (worker), and the call for the last CUDA task joins every checkpoint and re-stops every restore thread
  * (hook thread); exit puts tasks back when the tree survives. Every wait gives up when criu is told to stop.
@@ -49,18 +49,15 @@ final class DumpSession {
     private static final Logger log = LoggerFactory.getLogger(DumpSession.class);
     /** How long criu's exit keeps trying to return a task through its own backend after the agent died. */
     static final long FALLBACK_GIVE_UP_MS = 60_000;
-    static final String WATCHDOG_LOG = "cuda-plugin-watchdog.log";
+    static final String AGENT_LOG = "cuda-plugin-watchdog.log";
 
     private final CriuServices services;
     private final CudaDeps deps;
-    private final CudaBackend backend;
     private final int lockTimeoutMs;
     private final List<GpuInfo> presentGpus;
-    private final TaskWork work;
+    private final WokenWork work;
     private final Map<Integer, CudaTask> tasks = new LinkedHashMap<>();
     private final Set<Integer> withoutCuda = new HashSet<>();
-    private final List<RestoreThreadControl.Woken> woken = new ArrayList<>();
-    private final WatchdogLink watchdog;
     private CudaBackend fallback;
     /** {@link #FALLBACK_GIVE_UP_MS}; shorter in tests of a driver that keeps refusing. */
     long fallbackGiveUpMs = FALLBACK_GIVE_UP_MS;
@@ -74,7 +71,7 @@ final class DumpSession {
     /** nvidia-smi's view of the tasks' device memory, asked at the first CUDA task while the locks go on. */
     private java.util.concurrent.CompletableFuture<java.util.Optional<Map<Integer, Map<dev.criugpu.cuda.gpu.GpuUuid, Long>>>> memory;
 
-    /** Call {@link #removeStaleFiles} before the watchdog is started: it creates its log anew. */
+    /** Call {@link #removeStaleFiles} before the agent is started: it creates its log anew. */
     DumpSession(CriuServices services, CudaDeps deps, int lockTimeoutMs, List<GpuInfo> presentGpus, boolean parallel) {
         this(services, deps, lockTimeoutMs, presentGpus, parallel, false);
     }
@@ -84,28 +81,36 @@ final class DumpSession {
         this.quiesceJob = quiesceJob;
         this.services = services;
         this.deps = deps;
-        this.backend = deps.backend();
         this.lockTimeoutMs = lockTimeoutMs;
         this.presentGpus = presentGpus;
-        this.work = new TaskWork(parallel);
-        this.watchdog = deps.watchdog();
+        this.work = new WokenWork(deps.threads(), parallel);
     }
 
-    static Path watchdogLog(Path imageDir) {
-        return imageDir.resolve(WATCHDOG_LOG);
+    /** The dump's single driver seam: the CUDA agent's client, or the in-criu backend with CRIU_CUDA_GUARD=0. */
+    private CudaBackend backend() {
+        return deps.backend();
+    }
+
+    /** What answers for the tasks if criu goes away: the same agent ({@link AgentLink#NONE} without one). */
+    private AgentLink agent() {
+        return deps.agent();
+    }
+
+    static Path agentLog(Path imageDir) {
+        return imageDir.resolve(AGENT_LOG);
     }
 
     /** The log of the second agent, started at criu's exit when the first died. */
-    static Path secondWatchLog(Path imageDir) {
+    static Path secondAgentLog(Path imageDir) {
         return imageDir.resolve("cuda-plugin-watchdog-2.log");
     }
 
-    /** Records and the watchdog log of an earlier dump into the same directory must not be taken for this one's. */
+    /** Records and the agents' logs of an earlier dump into the same directory must not be taken for this one's. */
     static void removeStaleFiles(CriuServices services) {
         services.imageDir().ifPresent(dir -> {
             List<Path> stale = new ArrayList<>(CudaTaskImages.files(dir));
-            stale.add(watchdogLog(dir));
-            stale.add(secondWatchLog(dir));
+            stale.add(agentLog(dir));
+            stale.add(secondAgentLog(dir));
             stale.add(dir.resolve(dev.criugpu.cuda.inherited.InheritedDevices.IMAGE));
             for (Path f : stale) {
                 try {
@@ -120,9 +125,9 @@ final class DumpSession {
     /** Whether there is a backend to ask (the agent learns it when it is up): without one the plugin stands aside. */
     private boolean available() {
         if (unavailable == null) {
-            unavailable = backend.unavailable();
+            unavailable = backend().unavailable();
             unavailable.ifPresent(why -> log.info("disabled: {}", why));
-            if (unavailable.isEmpty()) log.info("using {}", backend.describe());
+            if (unavailable.isEmpty()) log.info("using {}", backend().describe());
         }
         return unavailable.isEmpty();
     }
@@ -159,12 +164,12 @@ final class DumpSession {
             found.stream().filter(t -> !Transitions.needsLock(t.initial)).forEach(this::lockOrLeave);
             List<JobQuiesce.Member> members = toLock.stream().map(t -> new JobQuiesce.Member(t.pid, t.initial)).toList();
             try {
-                for (int pid : new JobQuiesce(backend).lockAll(members, lockTimeoutMs).pids()) {
+                for (int pid : new JobQuiesce(backend()).lockAll(members, lockTimeoutMs).pids()) {
                     tasks.get(pid).current = CudaState.LOCKED;
                 }
             } catch (CriuException e) {
                 // with the agent gone, a lock of the attempt may still land: criu's exit asks the driver and undoes it
-                if (watchdog.gone()) toLock.forEach(t -> t.uncertain = true);
+                if (agent().gone()) toLock.forEach(t -> t.uncertain = true);
                 throw e;
             }
         }
@@ -176,14 +181,14 @@ final class DumpSession {
         OptionalInt tid;
         CudaState[] state = new CudaState[1];
         try {
-            tid = backend.restoreThread(pid);
+            tid = backend().restoreThread(pid);
             if (tid.isEmpty()) {
                 withoutCuda.add(pid);
                 log.debug("pid {} has no CUDA state", pid);
                 return Optional.empty();
             }
             // served by the task's restore thread: on a task stopped by its user this waits, so interruptibly
-            work.runNow(pid, "the CUDA state query", () -> state[0] = backend.state(pid));
+            work.runNow(pid, "the CUDA state query", () -> state[0] = backend().state(pid));
         } catch (CudaCallException e) {
             throw CudaErrors.of(pid, "querying its CUDA state", e);
         } catch (CriuException e) {
@@ -205,11 +210,7 @@ final class DumpSession {
         CudaTask task = new CudaTask(pid, Tasks.innermostPid(pid), restoreTid, state, gpus, visible, start);
         if (Transitions.needsCheckpoint(state)) watch(task);
         if (memory == null && !gpus.isEmpty()) {
-            memory = java.util.concurrent.CompletableFuture.supplyAsync(GpuMemory::usedByPid, r -> {
-                Thread t = new Thread(r, "cuda-gpu-memory");
-                t.setDaemon(true);
-                t.start();
-            });
+            memory = java.util.concurrent.CompletableFuture.supplyAsync(GpuMemory::usedByPid, Threads.daemonEach("cuda-gpu-memory"));
         }
         tasks.put(pid, task);
         recordsState();
@@ -234,15 +235,15 @@ final class DumpSession {
         inventoryAdded = true;
     }
 
-    /** Before a task's CUDA state changes: the watchdog answers for it from now on. */
+    /** Before a task's CUDA state changes: the agent answers for it from now on. */
     private void watch(CudaTask task) {
         try {
-            watchdog.guard(new GuardedTask(task.pid, task.startTime, task.initial));
+            agent().watch(new WatchedTask(task.pid, task.startTime, task.initial));
             watched = true;
         } catch (IOException e) {
-            throw new CriuException(Errno.EIO, "pid " + task.pid + ": cannot hand it to the CUDA watchdog (" + e.getMessage()
+            throw new CriuException(Errno.EIO, "pid " + task.pid + ": cannot hand it to the CUDA agent (" + e.getMessage()
                     + "), so a criu that dies would leave it locked; nothing was changed. CRIU_CUDA_GUARD=0 dumps "
-                    + "without a watchdog");
+                    + "without the agent");
         }
     }
 
@@ -258,9 +259,9 @@ final class DumpSession {
     private void lock(CudaTask task) {
         long t0 = System.nanoTime();
         try {
-            work.runNow(task.pid, "the CUDA lock", () -> backend.lock(task.pid, lockTimeoutMs));
+            work.runNow(task.pid, "the CUDA lock", () -> backend().lock(task.pid, lockTimeoutMs));
         } catch (CriuException e) {
-            throw e; // criu was told to stop: the lock goes on in the background and the watchdog answers for it
+            throw e; // criu was told to stop: the lock goes on in the background and the agent answers for it
         } catch (CudaCallException e) {
             if (e.code() == CudaCallException.AGENT_FAILED) {
                 task.uncertain = true; // the lock may land still: criu's exit asks the driver and undoes it
@@ -285,7 +286,7 @@ final class DumpSession {
 
     private void unlockAfterFailedLock(CudaTask task) {
         try {
-            if (backend.state(task.pid) == CudaState.LOCKED) backend.unlock(task.pid);
+            if (backend().state(task.pid) == CudaState.LOCKED) backend().unlock(task.pid);
         } catch (CudaCallException e) {
             log.error("pid {}: could not unlock after a failed lock ({}); its CUDA calls may block until "
                     + "`criu-gpu cuda --action unlock --pid {}`", task.pid, e.getMessage(), task.pid);
@@ -300,7 +301,7 @@ final class DumpSession {
         task.checkpointStarted = true;
         try {
             if (Transitions.needsCheckpoint(task.initial)) {
-                woken.add(deps.threads().wake(pid, task.restoreTid));
+                work.wake(pid, task.restoreTid);
                 work.submit(pid, () -> checkpointOnWorker(task));
             } else {
                 try {
@@ -338,7 +339,7 @@ final class DumpSession {
     private int notPaused(int pid) {
         if (withoutCuda.contains(pid) || !available()) return Errno.NOT_SUPPORTED;
         try {
-            if (backend.restoreThread(pid).isEmpty()) {
+            if (backend().restoreThread(pid).isEmpty()) {
                 withoutCuda.add(pid);
                 return Errno.NOT_SUPPORTED;
             }
@@ -352,7 +353,7 @@ final class DumpSession {
     private void checkpointOnWorker(CudaTask task) throws CudaCallException, IOException {
         long t0 = System.nanoTime();
         try {
-            backend.checkpoint(task.pid);
+            backend().checkpoint(task.pid);
             task.current = CudaState.CHECKPOINTED;
         } catch (CudaCallException e) {
             if (e.code() == CudaCallException.AGENT_FAILED) {
@@ -360,7 +361,7 @@ final class DumpSession {
                 throw e;
             }
             try {
-                task.current = backend.state(task.pid);
+                task.current = backend().state(task.pid);
             } catch (CudaCallException ignored) {
                 task.current = CudaState.CHECKPOINTED; // unknown: assume the most to undo
             }
@@ -373,8 +374,8 @@ final class DumpSession {
     private void writeRecord(CudaTask task) throws IOException {
         Path dir = services.imageDir().orElseThrow(() -> new IOException("criu gave no images directory"));
         CudaTaskEntry.Builder b = CudaTaskEntry.newBuilder().setPid(task.nsPid).setInitialState(task.initial.value)
-                .setBackend(backend.name());
-        if (backend.apiVersion() > 0) b.setDriverApi(backend.apiVersion());
+                .setBackend(backend().name());
+        if (backend().apiVersion() > 0) b.setDriverApi(backend().apiVersion());
         for (GpuInfo g : task.gpus) {
             b.addGpus(entry(g).setUsedMib(task.usedMib.getOrDefault(g.uuid(), 0L)));
         }
@@ -392,47 +393,28 @@ final class DumpSession {
 
     /** Joins every checkpoint, re-stops every woken restore thread, and reports the first failure. */
     private void finishCheckpoints() {
-        List<TaskWork.Failure> failures = work.joinAll("the CUDA checkpoint");
-        List<String> restopErrors = restopAll();
+        WokenWork.Ended ended = finish("the CUDA checkpoint");
         List<String> errors = new ArrayList<>();
-        for (TaskWork.Failure f : failures) {
+        for (TaskWork.Failure f : ended.failures()) {
             errors.add("pid " + f.pid() + ": CUDA checkpoint failed: " + CudaErrors.describe(f.cause()));
         }
-        errors.addAll(restopErrors);
+        errors.addAll(ended.restopErrors());
         if (errors.isEmpty()) return;
-        errors.stream().skip(1).forEach(log::error);
+        List<TaskWork.Failure> failures = ended.failures();
         int errno = !failures.isEmpty() && failures.getFirst().cause() instanceof CudaCallException c ? CudaErrors.errno(c) : Errno.EIO;
-        throw new CriuException(errno, errors.getFirst() + (errors.size() > 1 ? " (and " + (errors.size() - 1) + " more, see above)" : ""));
+        throw WokenWork.firstOf(errno, errors);
     }
 
-    private List<String> restopAll() {
-        List<String> errors = new ArrayList<>();
-        if (Interrupts.pendingStop().isPresent()) {
-            // a restore thread inside a driver call stops only when the call returns, which can take as long as the
-            // call; criu is about to end, and the kernel lets its tasks go when it does
-            log.debug("criu is ending: {} restore thread(s) are not stopped again", woken.size());
-            woken.clear();
-            return errors;
-        }
-        for (RestoreThreadControl.Woken w : woken) {
-            try {
-                deps.threads().restop(w);
-            } catch (CriuException e) {
-                log.error("{}", e.getMessage());
-                errors.add(e.getMessage());
-            }
-        }
-        woken.clear();
-        return errors;
+    /** The round's end; a restore thread not stopped again is logged at once. */
+    private WokenWork.Ended finish(String what) {
+        WokenWork.Ended ended = work.finish(what);
+        ended.restopErrors().forEach(e -> log.error("{}", e));
+        return ended;
     }
 
     private void finishQuietly() {
-        try {
-            for (TaskWork.Failure f : work.joinAll("the CUDA checkpoint")) {
-                log.error("pid {}: CUDA checkpoint failed: {}", f.pid(), CudaErrors.describe(f.cause()));
-            }
-        } finally {
-            restopAll();
+        for (TaskWork.Failure f : finish("the CUDA checkpoint").failures()) {
+            log.error("pid {}: CUDA checkpoint failed: {}", f.pid(), CudaErrors.describe(f.cause()));
         }
     }
 
@@ -444,12 +426,12 @@ final class DumpSession {
     boolean exit(int ret, boolean treeSurvives) {
         boolean stranded = false;
         try {
-            if (!work.idle() || !woken.isEmpty()) finishQuietly();
+            if (work.underWay()) finishQuietly();
             List<CudaTask> touched = tasks.values().stream().filter(CudaTask::touched).toList();
             switch (DumpEnding.decide(ret, !touched.isEmpty(), treeSurvives)) {
                 case NOTHING -> { }
-                case GUARD -> {
-                    if (watchdog.gone()) watchAgain(touched);
+                case AGENT_WATCHES -> {
+                    if (agent().gone()) watchAgain(touched);
                 }
                 case RESTORE_NOW -> {
                     List<String> left = returnNow(touched, ret != 0 ? "the dump failed" : "criu leaves the tree alive");
@@ -457,12 +439,12 @@ final class DumpSession {
                     stranded = !left.isEmpty() && ret == 0;
                 }
             }
-            tellWatchdogReturned();
+            tellAgentReturned();
         } finally {
             try {
-                watchdog.done();
+                agent().done();
             } catch (IOException e) {
-                if (watched && !watchdog.gone()) {
+                if (watched && !agent().gone()) {
                     log.error("{}: if criu resumes the tree instead of killing it, return its CUDA tasks with "
                             + "`criu-gpu cuda --toggle --pid PID`", e.getMessage());
                 }
@@ -477,8 +459,8 @@ final class DumpSession {
      */
     private void watchAgain(List<CudaTask> touched) {
         try {
-            WatchdogLink second = deps.secondWatch().get();
-            for (CudaTask t : touched) second.guard(new GuardedTask(t.pid, t.startTime, t.initial));
+            AgentLink second = deps.secondAgent().get();
+            for (CudaTask t : touched) second.watch(new WatchedTask(t.pid, t.startTime, t.initial));
             second.done();
             log.warn("the CUDA agent died during the dump; a second one watches pid(s) {} until criu is gone, in case criu "
                     + "leaves them alive", touched.stream().map(t -> t.pid).toList());
@@ -489,13 +471,13 @@ final class DumpSession {
         }
     }
 
-    /** Every task criu has (back) in its state before the dump needs nothing more from the watchdog. */
-    private void tellWatchdogReturned() {
-        if (!watched || watchdog.gone()) return;
+    /** Every task criu has (back) in its state before the dump needs nothing more from the agent. */
+    private void tellAgentReturned() {
+        if (!watched || agent().gone()) return;
         for (CudaTask t : tasks.values()) {
             if (t.touched() || !Transitions.needsCheckpoint(t.initial)) continue;
             try {
-                watchdog.returned(t.pid);
+                agent().returned(t.pid);
             } catch (IOException e) {
                 log.warn("{}", e.getMessage());
                 return;
@@ -513,22 +495,16 @@ final class DumpSession {
         log.info("{}: returning {} CUDA task(s) to their state before the dump", why, touched.size());
         Map<Integer, TaskReturn.Outcome> outcomes = new java.util.concurrent.ConcurrentHashMap<>();
         for (CudaTask t : touched) {
-            RestoreThreadControl.Woken w = null;
             try {
-                w = deps.threads().wake(t.pid, t.restoreTid);
+                work.wake(t.pid, t.restoreTid);
             } catch (CriuException e) {
                 log.debug("pid {}: restore thread not woken ({}); the task is not held by criu", t.pid, e.getMessage());
             }
-            if (w != null) woken.add(w);
             work.submit(t.pid, () -> outcomes.put(t.pid, returnOne(t)));
         }
         List<String> left = new ArrayList<>();
-        try {
-            for (TaskWork.Failure f : work.joinAll("returning a CUDA task")) {
-                outcomes.put(f.pid(), new TaskReturn.Outcome(TaskReturn.End.GAVE_UP, List.of(), null, CudaErrors.describe(f.cause())));
-            }
-        } finally {
-            restopAll();
+        for (TaskWork.Failure f : finish("returning a CUDA task").failures()) {
+            outcomes.put(f.pid(), new TaskReturn.Outcome(TaskReturn.End.GAVE_UP, List.of(), null, CudaErrors.describe(f.cause())));
         }
         for (CudaTask t : touched) {
             TaskReturn.Outcome o = outcomes.get(t.pid);
@@ -541,7 +517,7 @@ final class DumpSession {
             CudaState last = o != null && o.last() != null ? o.last() : t.uncertain ? null : t.current;
             left.add("pid " + t.pid + ": left " + (last == null ? "in an unknown CUDA state" : last.word()) + ", not "
                     + t.initial.word() + " as before the dump (" + (o == null ? "criu was told to stop" : o.error())
-                    + "); criu leaves it alive" + (watchdog.gone() ? "" : " and the CUDA agent tries again once criu is gone")
+                    + "); criu leaves it alive" + (agent().gone() ? "" : " and the CUDA agent tries again once criu is gone")
                     + ": if it stays so, run " + TaskReturn.byHand(t.pid, t.initial, last));
         }
         return left;
@@ -551,9 +527,9 @@ final class DumpSession {
     private TaskReturn.Outcome returnOne(CudaTask t) {
         TaskReturn.Listener quiet = new TaskReturn.Listener() { };
         java.util.function.BooleanSupplier alive = () -> t.startTime == 0 ? ProcStat.alive(t.pid) : ProcStat.alive(t.pid, t.startTime);
-        if (!watchdog.gone()) {
-            TaskReturn.Outcome o = TaskReturn.run(backend, t.pid, t.initial, alive, 0, 0, quiet);
-            if (o.back() || !watchdog.gone()) return o;
+        if (!agent().gone()) {
+            TaskReturn.Outcome o = TaskReturn.run(backend(), t.pid, t.initial, alive, 0, 0, quiet);
+            if (o.back() || !agent().gone()) return o;
             t.uncertain = true;
         }
         CudaBackend own;

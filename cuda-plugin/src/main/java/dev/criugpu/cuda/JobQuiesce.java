@@ -35,8 +35,8 @@ import java.util.stream.Collectors;
  * <ol>
  * <li>{@code ProcessTree.of(root)} lists the tree; each pid whose {@code backend.restoreThread(pid)} is present is a
  *     member, with {@code backend.state(pid)} as its initial state (FAILED refuses the dump, as pause does now);</li>
- * <li>every member that {@link Transitions#needsCheckpoint} is handed to the watchdog first (DESIGN rule 12: a
- *     lock cut short by a stop signal goes on in the background, and the watchdog answers for it);</li>
+ * <li>every member that {@link Transitions#needsCheckpoint} is handed to the agent's watch first (DESIGN rule 12: a
+ *     lock cut short by a stop signal goes on in the background, and the agent answers for it);</li>
  * <li>{@code new JobQuiesce(backend).lockAll(members, lockTimeoutMs)}: the pids in {@link Locked#pids()} are
  *     LOCKED now ({@code task.current}), so their own PAUSE_DEVICES return at once; a {@link CriuException} is the
  *     hook's answer, with every task it locked unlocked again.</li>

@@ -2,7 +2,6 @@ package dev.criugpu.cuda;
 
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
-import dev.criugpu.api.Interrupts;
 import dev.criugpu.api.RestoreFailure;
 import dev.criugpu.api.sys.Tasks;
 import dev.criugpu.cuda.backend.CudaBackend;
@@ -14,9 +13,9 @@ import dev.criugpu.cuda.gpu.GpuUuid;
 import dev.criugpu.cuda.gpu.TaskGpuRecord;
 import dev.criugpu.cuda.image.CudaGpuEntry;
 import dev.criugpu.cuda.image.CudaTaskEntry;
-import dev.criugpu.cuda.ptrace.RestoreThreadControl;
 import dev.criugpu.cuda.state.CudaAction;
 import dev.criugpu.cuda.state.CudaState;
+import dev.criugpu.cuda.state.TaskReturn;
 import dev.criugpu.cuda.state.Transitions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,8 +48,7 @@ final class RestoreSession {
     /** Tasks (namespace pids) still to come in RESUME_DEVICES_LATE whose CUDA state may need work. */
     private final Set<Integer> pending = new LinkedHashSet<>();
     private final Set<Integer> started = new LinkedHashSet<>();
-    private final TaskWork work;
-    private final List<RestoreThreadControl.Woken> woken = new ArrayList<>();
+    private final WokenWork work;
     private final GpuMapping mapping;
     private final String planError;
     private final List<GpuInfo> hostGpus;
@@ -66,7 +64,7 @@ final class RestoreSession {
                    List<GpuInfo> present, List<GpuInfo> host, Map<GpuUuid, GpuUuid> explicitMap, boolean parallel) {
         this.deps = deps;
         this.backend = deps.backend();
-        this.work = new TaskWork(parallel);
+        this.work = new WokenWork(deps.threads(), parallel);
         this.hostGpus = List.copyOf(host);
         List<GpuInfo> recorded = new ArrayList<>();
         for (CudaTaskEntry e : records) {
@@ -181,7 +179,7 @@ final class RestoreSession {
             log.debug("pid {} has no CUDA state", pid);
             return false;
         }
-        woken.add(deps.threads().wake(pid, tid.getAsInt()));
+        work.wake(pid, tid.getAsInt());
         work.submit(pid, () -> restoreUnrecorded(pid));
         return true;
     }
@@ -214,18 +212,15 @@ final class RestoreSession {
 
     /** Wakes the task's restore thread and starts its restore on a worker. */
     private void launch(int pid, int tid, List<GpuPair> pairs, List<CudaAction> steps) {
-        woken.add(deps.threads().wake(pid, tid));
+        work.wake(pid, tid);
         work.submit(pid, () -> restoreOnWorker(pid, pairs, steps));
     }
 
     private void restoreOnWorker(int pid, List<GpuPair> pairs, List<CudaAction> steps) throws CudaCallException {
         long t0 = System.nanoTime();
-        if (steps.contains(CudaAction.RESTORE)) {
-            backend.prepareRestore();
-            backend.restore(pid, pairs);
-        }
+        if (steps.contains(CudaAction.RESTORE)) TaskReturn.apply(backend, pid, List.of(CudaAction.RESTORE), pairs);
         long t1 = System.nanoTime();
-        if (steps.contains(CudaAction.UNLOCK)) backend.unlock(pid);
+        if (steps.contains(CudaAction.UNLOCK)) TaskReturn.apply(backend, pid, List.of(CudaAction.UNLOCK), List.of());
         log.info("pid {}: CUDA {} in {} ms{}{}", pid, steps.contains(CudaAction.RESTORE) ? "restored" : "found locked",
                 (t1 - t0) / 1_000_000,
                 steps.contains(CudaAction.UNLOCK) ? ", unlocked in " + (System.nanoTime() - t1) / 1_000_000 + " ms" : " (left locked, as at dump)",
@@ -234,30 +229,19 @@ final class RestoreSession {
 
     /** Joins every restore, re-stops every restore thread; a task whose restore failed is killed. */
     private void finish() {
+        WokenWork.Ended ended = work.finish("the CUDA restore");
         List<String> errors = new ArrayList<>();
-        try {
-            for (TaskWork.Failure f : work.joinAll("the CUDA restore")) {
-                errors.add(RestoreFailure.killTask(f.pid(), "CUDA restore failed: " + CudaErrors.describe(f.cause())).getMessage());
-            }
-        } finally {
-            if (Interrupts.pendingStop().isPresent()) woken.clear(); // criu is ending (see DumpSession.restopAll)
-            for (RestoreThreadControl.Woken w : woken) {
-                try {
-                    deps.threads().restop(w);
-                } catch (CriuException e) {
-                    errors.add(e.getMessage());
-                }
-            }
-            woken.clear();
+        for (TaskWork.Failure f : ended.failures()) {
+            errors.add(RestoreFailure.killTask(f.pid(), "CUDA restore failed: " + CudaErrors.describe(f.cause())).getMessage());
         }
+        errors.addAll(ended.restopErrors());
         if (errors.isEmpty()) return;
-        errors.stream().skip(1).forEach(e -> log.error("{}", e));
-        throw new CriuException(Errno.EIO, errors.getFirst() + (errors.size() > 1 ? " (and " + (errors.size() - 1) + " more, see above)" : ""));
+        throw WokenWork.firstOf(Errno.EIO, errors);
     }
 
     /** criu's plugin exit: anything still outstanding (a task criu never resumed) is joined and logged. */
     void exit() {
-        if (work.idle() && woken.isEmpty()) return;
+        if (!work.underWay()) return;
         try {
             finish();
         } catch (CriuException e) {

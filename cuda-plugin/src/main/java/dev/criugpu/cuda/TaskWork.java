@@ -1,6 +1,7 @@
 package dev.criugpu.cuda;
 
 import dev.criugpu.api.Interrupts;
+import dev.criugpu.api.Threads;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -32,7 +33,8 @@ final class TaskWork {
     private final ExecutorService pool;
 
     TaskWork(boolean parallel) {
-        this.pool = parallel ? Executors.newCachedThreadPool(daemonThreads()) : Executors.newSingleThreadExecutor(daemonThreads());
+        this.pool = parallel ? Executors.newCachedThreadPool(Threads.daemons("cuda-task-work"))
+                : Executors.newSingleThreadExecutor(Threads.daemons("cuda-task-work"));
     }
 
     void submit(int pid, Job job) {
@@ -89,13 +91,5 @@ final class TaskWork {
             if (cause instanceof Exception e) throw e;
             throw (Error) cause;
         }
-    }
-
-    private static java.util.concurrent.ThreadFactory daemonThreads() {
-        return r -> {
-            Thread t = new Thread(r, "cuda-task-work");
-            t.setDaemon(true);
-            return t;
-        };
     }
 }

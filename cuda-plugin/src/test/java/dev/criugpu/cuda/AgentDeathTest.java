@@ -40,7 +40,7 @@ class AgentDeathTest {
     final Tasks tasks = new Tasks();
     Supplier<BackendSelection> fallback = () -> new BackendSelection(driver, "criu's own driver", List.of());
     /** The second agent: what it is told goes to the event record as "second ...". */
-    final RecordingWatchdog second = new RecordingWatchdog(events, "second ");
+    final RecordingAgentLink second = new RecordingAgentLink(events, "second ");
     TestServices services;
 
     @BeforeEach

@@ -34,7 +34,7 @@ class DumpFlowTest {
     final FakeDriver.Events events = new FakeDriver.Events();
     final FakeThreads threads = new FakeThreads(events);
     final FakeDriver driver = new FakeDriver(events, threads);
-    final RecordingWatchdog watchdog = new RecordingWatchdog(events);
+    final RecordingAgentLink watchdog = new RecordingAgentLink(events);
     final Tasks tasks = new Tasks();
     TestServices services;
 
@@ -174,7 +174,7 @@ class DumpFlowTest {
         watchdog.broken = "the CUDA agent ended";
         DumpSession s = session(true);
         CriuException e = assertThrows(CriuException.class, () -> s.pause(a));
-        assertTrue(e.getMessage().contains("cannot hand it to the CUDA watchdog (the CUDA agent ended)"), e.getMessage());
+        assertTrue(e.getMessage().contains("cannot hand it to the CUDA agent (the CUDA agent ended)"), e.getMessage());
         assertEquals(CudaState.RUNNING, driver.state(a, true));
         assertTrue(!events.about(a).contains("lock " + a));
     }
@@ -182,9 +182,9 @@ class DumpFlowTest {
     @Test
     void anEarlierDumpsRecordsAndWatchdogLogAreRemoved() throws Exception {
         java.nio.file.Files.writeString(images.resolve("cuda-plugin-99999.img"), "old");
-        java.nio.file.Files.writeString(DumpSession.watchdogLog(images), "old");
+        java.nio.file.Files.writeString(DumpSession.agentLog(images), "old");
         DumpSession.removeStaleFiles(services);
         assertTrue(CudaTaskImages.files(images).isEmpty());
-        assertTrue(!java.nio.file.Files.exists(DumpSession.watchdogLog(images)));
+        assertTrue(!java.nio.file.Files.exists(DumpSession.agentLog(images)));
     }
 }

@@ -30,7 +30,7 @@ class DumpQuiesceTest {
     final FakeDriver.Events events = new FakeDriver.Events();
     final FakeThreads threads = new FakeThreads(events);
     final FakeDriver driver = new FakeDriver(events, threads);
-    final RecordingWatchdog watchdog = new RecordingWatchdog(events);
+    final RecordingAgentLink watchdog = new RecordingAgentLink(events);
     TestServices services;
     Process launcher;
     int first;

@@ -1,7 +1,7 @@
 package dev.criugpu.cuda;
 
-import dev.criugpu.cuda.agent.GuardedTask;
-import dev.criugpu.cuda.agent.WatchdogLink;
+import dev.criugpu.cuda.agent.WatchedTask;
+import dev.criugpu.cuda.agent.AgentLink;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
 import dev.criugpu.cuda.gpu.GpuPair;
@@ -16,7 +16,7 @@ import java.util.OptionalInt;
  * a call (its answer came back), or during one (the driver did it, the answer never came). Once dead every call fails
  * as {@code AgentClient}'s do and {@link #gone()} says so; what it was told to watch goes to the shared event record.
  */
-final class FakeAgent implements CudaBackend, WatchdogLink {
+final class FakeAgent implements CudaBackend, AgentLink {
     private final FakeDriver driver;
     private final FakeDriver.Events events;
     private volatile boolean dead;
@@ -110,7 +110,7 @@ final class FakeAgent implements CudaBackend, WatchdogLink {
     }
 
     @Override
-    public void guard(GuardedTask task) throws IOException {
+    public void watch(WatchedTask task) throws IOException {
         if (dead) throw new IOException("the CUDA agent died");
         events.add("guard " + task.initial().word() + " " + task.pid());
     }

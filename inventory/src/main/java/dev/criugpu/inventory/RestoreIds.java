@@ -16,8 +16,7 @@ public final class RestoreIds {
 
     public static Set<Integer> of(Path imagesDir) throws ImageException {
         Set<Integer> ids = new TreeSet<>();
-        for (PstreeEntry e : ImageIO.readEntries(imagesDir.resolve("pstree.img"), ImageIO.PSTREE_MAGIC,
-                PstreeEntry.parser())) {
+        for (PstreeEntry e : PstreeImage.take(imagesDir)) {
             ids.add(e.getPid());
             ids.addAll(e.getThreadsList());
         }

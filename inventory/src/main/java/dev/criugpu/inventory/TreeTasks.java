@@ -24,8 +24,7 @@ public final class TreeTasks {
 
     /** The pids (in the checkpoint's own pid namespace) that a restore resumes. */
     public static Set<Integer> resumed(Path imagesDir) throws ImageException {
-        List<PstreeEntry> tree = ImageIO.readEntries(imagesDir.resolve("pstree.img"), ImageIO.PSTREE_MAGIC,
-                PstreeEntry.parser());
+        List<PstreeEntry> tree = PstreeImage.readAndKeep(imagesDir);
         Set<Integer> pids = new LinkedHashSet<>();
         for (PstreeEntry e : tree) {
             if (resumedByCore(imagesDir.resolve("core-" + e.getPid() + ".img"))) pids.add(e.getPid());

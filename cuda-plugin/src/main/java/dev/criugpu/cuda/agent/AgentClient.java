@@ -3,6 +3,7 @@ package dev.criugpu.cuda.agent;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.HelperProcess;
 import dev.criugpu.api.Interrupts;
+import dev.criugpu.api.Threads;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
 import dev.criugpu.cuda.gpu.GpuPair;
@@ -22,11 +23,11 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * criu's side of the {@link CudaAgent}: a {@link CudaBackend} whose calls the agent makes, and the dump's
- * {@link WatchdogLink}. The agent is started when the plugin's dump begins and connects while criu goes on; the
+ * {@link AgentLink}. The agent is started when the plugin's dump begins and connects while criu goes on; the
  * first call waits for it. Every wait gives up when criu is told to stop ({@link Interrupts}): criu then ends at once,
  * and the agent finishes or undoes what is still running.
  */
-public final class AgentClient implements CudaBackend, WatchdogLink {
+public final class AgentClient implements CudaBackend, AgentLink {
     static final long CONNECT_MS = 20_000;
     /** The agent's JVM: small, quick to start, deaf to the signals meant for criu (-Xrs). */
     static final List<String> JVM_OPTIONS = List.of("-Xrs", "-Xmx48m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
@@ -72,11 +73,7 @@ public final class AgentClient implements CudaBackend, WatchdogLink {
             } catch (IOException e) {
                 throw new java.io.UncheckedIOException(e);
             }
-        }, r -> {
-            Thread t = new Thread(r, "cuda-agent-start");
-            t.setDaemon(true);
-            t.start();
-        });
+        }, Threads.daemonEach("cuda-agent-start"));
         return new AgentClient(starting);
     }
 
@@ -86,9 +83,7 @@ public final class AgentClient implements CudaBackend, WatchdogLink {
         if (failure != null) throw new CudaCallException(CudaCallException.AGENT_FAILED, failure);
         try {
             agent = Interrupts.await(starting, "the CUDA agent to start").connect(CONNECT_MS, "the CUDA agent");
-            Thread reader = new Thread(this::readReplies, "cuda-agent-replies");
-            reader.setDaemon(true);
-            reader.start();
+            Threads.startDaemon("cuda-agent-replies", this::readReplies);
             String[] f = Interrupts.await(ready, "the CUDA agent to open its backend", CONNECT_MS).split(" ");
             if (!f[0].equals("ready") || f.length < 6) throw new IOException(AgentProtocol.rest(f, 1));
             name = f[1];
@@ -235,7 +230,7 @@ public final class AgentClient implements CudaBackend, WatchdogLink {
     }
 
     @Override
-    public void guard(GuardedTask task) throws IOException {
+    public void watch(WatchedTask task) throws IOException {
         send(task.line());
     }
 

@@ -17,7 +17,7 @@ import java.util.stream.Collectors;
  *                err ID CODE MESSAGE...                      call ID failed with CUresult CODE
  * criu → agent   call ID OP PID [ARG]                        OP: restore-tid state lock(ARG ms) checkpoint
  *                                                            restore(ARG old=new,... or -) unlock prepare-restore
- *                task PID START STATE | returned PID | done  the watch (see AgentWatchdog)
+ *                task PID START STATE | returned PID | done  the watch (see AgentWatch)
  * </pre>
  */
 final class AgentProtocol {

@@ -1,6 +1,7 @@
 package dev.criugpu.cuda.agent;
 
 import dev.criugpu.api.HelperProcess;
+import dev.criugpu.api.Threads;
 import dev.criugpu.cuda.backend.BackendSelection;
 import dev.criugpu.cuda.backend.CliBackend;
 import dev.criugpu.cuda.backend.CudaBackend;
@@ -29,7 +30,7 @@ import java.util.concurrent.Executors;
  * beside criu ({@link HelperProcess}), so that no driver call ever runs inside criu: a thread inside the driver holds
  * up the end of its process until the call returns (seconds for a large checkpoint), and criu told to stop must end
  * at once. criu's JVM sends it the calls of its hooks; it runs each on a thread of its own and answers. When criu is
- * gone it returns the tasks criu left locked or checkpointed ({@link AgentWatchdog}), finishing what criu started.
+ * gone it returns the tasks criu left locked or checkpointed ({@link AgentWatch}), finishing what criu started.
  */
 public final class CudaAgent {
     static final long POLL_MS = 50;
@@ -62,15 +63,11 @@ public final class CudaAgent {
     }
 
     private final HelperProcess criu;
-    private final AgentWatchdog watch;
+    private final AgentWatch watch;
     private final CudaBackend backend;
-    private final ExecutorService calls = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "cuda-agent-call");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService calls = Executors.newCachedThreadPool(Threads.daemons("cuda-agent-call"));
 
-    CudaAgent(HelperProcess criu, AgentWatchdog watch, CudaBackend backend) {
+    CudaAgent(HelperProcess criu, AgentWatch watch, CudaBackend backend) {
         this.criu = criu;
         this.watch = watch;
         this.backend = backend;
@@ -94,7 +91,7 @@ public final class CudaAgent {
             System.exit(2);
             return;
         }
-        AgentWatchdog watch = new AgentWatchdog(a.criuPid(), a.criuStart(), a.settleMs(), a.giveUpMs(), log);
+        AgentWatch watch = new AgentWatch(a.criuPid(), a.criuStart(), a.settleMs(), a.giveUpMs(), log);
         CudaBackend backend = null;
         try {
             backend = open(a);
@@ -127,16 +124,14 @@ public final class CudaAgent {
 
     /** Serves criu until it is gone, then returns what it left behind; 0 when nothing was left behind. */
     int run() {
-        Thread reader = new Thread(this::serve, "cuda-agent-criu");
-        reader.setDaemon(true);
-        reader.start();
+        Thread reader = Threads.startDaemon("cuda-agent-criu", this::serve);
         watch.say("serving criu " + "(" + (backend == null ? "no backend" : backend.describe()) + ")");
         while (watch.criuAlive()) {
             if (watch.nothingLeft()) {
                 watch.say("criu finished with every task returned by itself or ended with the dump (" + watch.describe() + ")");
                 return 0;
             }
-            AgentWatchdog.pause(POLL_MS);
+            AgentWatch.pause(POLL_MS);
         }
         try {
             reader.join(DRAIN_MS);
@@ -146,7 +141,7 @@ public final class CudaAgent {
         return watch.returnSurvivors(backend);
     }
 
-    /** Reads criu's lines until criu's end: calls go to a thread each, watch messages to the watchdog. */
+    /** Reads criu's lines until criu's end: calls go to a thread each, watch messages to the watch. */
     void serve() {
         try {
             for (String line; (line = criu.readLine()) != null; ) {
@@ -181,7 +176,7 @@ public final class CudaAgent {
         try {
             criu.writeLine(reply);
         } catch (IOException e) {
-            // criu has gone; the watchdog deals with what this call did
+            // criu has gone; the watch deals with what this call did
         }
     }
 

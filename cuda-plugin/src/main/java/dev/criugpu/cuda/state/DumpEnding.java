@@ -10,9 +10,9 @@ public enum DumpEnding {
     RESTORE_NOW,
     /**
      * criu will kill the tree unless a post-dump script (or an RPC client's notify answer) tells it to resume it:
-     * hand the tasks to a guardian process that returns them only if they outlive criu.
+     * leave the tasks to the CUDA agent, which returns them only if they outlive criu.
      */
-    GUARD,
+    AGENT_WATCHES,
     /** Nothing was touched. */
     NOTHING;
 
@@ -24,6 +24,6 @@ public enum DumpEnding {
     public static DumpEnding decide(int ret, boolean touched, boolean treeSurvives) {
         if (!touched) return NOTHING;
         if (ret != 0 || treeSurvives) return RESTORE_NOW;
-        return GUARD;
+        return AGENT_WATCHES;
     }
 }

@@ -16,7 +16,7 @@ public final class CriuStandIn {
         // cuda-checkpoint comes from PATH, as in criu; the test puts the stand-in's folder there
         AgentClient agent = AgentClient.launch("cli", Path.of(args[1]), 0, List.of());
         if (agent.restoreThread(pid).isEmpty()) throw new IllegalStateException("no CUDA in " + pid);
-        agent.guard(new GuardedTask(pid, Long.parseLong(args[3]), CudaState.RUNNING));
+        agent.watch(new WatchedTask(pid, Long.parseLong(args[3]), CudaState.RUNNING));
         agent.lock(pid, 1000);
         agent.checkpoint(pid);
         System.out.println("armed " + agent.describe());

@@ -47,7 +47,7 @@ class TransitionsTest {
         assertEquals(DumpEnding.NOTHING, DumpEnding.decide(1, false, true));
         assertEquals(DumpEnding.RESTORE_NOW, DumpEnding.decide(-1, true, false));
         assertEquals(DumpEnding.RESTORE_NOW, DumpEnding.decide(0, true, true));
-        assertEquals(DumpEnding.GUARD, DumpEnding.decide(0, true, false));
+        assertEquals(DumpEnding.AGENT_WATCHES, DumpEnding.decide(0, true, false));
     }
 
     @Test

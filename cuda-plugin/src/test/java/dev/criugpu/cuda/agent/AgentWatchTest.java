@@ -31,7 +31,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * does when criu dies at each point of a dump, and that it does nothing while criu lives. The agent's own loop
  * ({@link CudaAgent#run}) drives it, with criu's lines fed as the agent reads them.
  */
-class AgentWatchdogTest {
+class AgentWatchTest {
     @TempDir
     Path dir;
     final List<Process> started = new ArrayList<>();
@@ -58,7 +58,7 @@ class AgentWatchdogTest {
     CompletableFuture<Integer> watch(Process criu, long settleMs) throws IOException {
         var pair = SocketPair.open();
         toWatchdog = pair.criuSide();
-        AgentWatchdog w = new AgentWatchdog(criu.pid(), startOf(criu), settleMs, 20_000,
+        AgentWatch w = new AgentWatch(criu.pid(), startOf(criu), settleMs, 20_000,
                 new PrintStream(logBytes, true, StandardCharsets.UTF_8));
         CudaAgent agent = new CudaAgent(pair.agentSide(), w, driver);
         return CompletableFuture.supplyAsync(agent::run);
@@ -91,7 +91,7 @@ class AgentWatchdogTest {
         Process criu = sleeper(), a = sleeper(), b = sleeper(), killed = sleeper();
         var w = watch(criu, 0);
         for (Process t : List.of(a, b, killed)) {
-            tell(new GuardedTask((int) t.pid(), startOf(t), CudaState.RUNNING).line());
+            tell(new WatchedTask((int) t.pid(), startOf(t), CudaState.RUNNING).line());
             driver.states.put((int) t.pid(), CudaState.CHECKPOINTED);
         }
         killed.destroyForcibly().waitFor();
@@ -111,7 +111,7 @@ class AgentWatchdogTest {
         Process criu = sleeper(), t = sleeper();
         int pid = (int) t.pid();
         var w = watch(criu, 3000);
-        tell(new GuardedTask(pid, startOf(t), CudaState.RUNNING).line());
+        tell(new WatchedTask(pid, startOf(t), CudaState.RUNNING).line());
         driver.states.put(pid, CudaState.RUNNING);
         criuDies(criu);
         driver.lockLandsAfter(pid, 1000);
@@ -126,7 +126,7 @@ class AgentWatchdogTest {
         Process criu = sleeper(), t = sleeper();
         int pid = (int) t.pid();
         var w = watch(criu, 0);
-        tell(new GuardedTask(pid, startOf(t), CudaState.RUNNING).line());
+        tell(new WatchedTask(pid, startOf(t), CudaState.RUNNING).line());
         driver.states.put(pid, CudaState.LOCKED);
         driver.busyFor(pid, 1500); // the driver refuses other actions until the checkpoint criu started is over
         criuDies(criu);
@@ -139,8 +139,8 @@ class AgentWatchdogTest {
     void nothingIsDoneWhileCriuLivesAndReturnedTasksAreLeftToCriu() throws Exception {
         Process criu = sleeper(), returned = sleeper(), guarded = sleeper();
         var w = watch(criu, 0);
-        tell(new GuardedTask((int) returned.pid(), startOf(returned), CudaState.RUNNING).line());
-        tell(new GuardedTask((int) guarded.pid(), startOf(guarded), CudaState.RUNNING).line());
+        tell(new WatchedTask((int) returned.pid(), startOf(returned), CudaState.RUNNING).line());
+        tell(new WatchedTask((int) guarded.pid(), startOf(guarded), CudaState.RUNNING).line());
         driver.states.put((int) returned.pid(), CudaState.RUNNING);
         driver.states.put((int) guarded.pid(), CudaState.CHECKPOINTED);
         tell("returned " + returned.pid());
@@ -161,8 +161,8 @@ class AgentWatchdogTest {
     void itLeavesAsSoonAsEveryTaskIsReturnedOrEndedWithCriuStillRunning() throws Exception {
         Process criu = sleeper(), a = sleeper(), b = sleeper();
         var w = watch(criu, 0);
-        tell(new GuardedTask((int) a.pid(), startOf(a), CudaState.RUNNING).line());
-        tell(new GuardedTask((int) b.pid(), startOf(b), CudaState.RUNNING).line());
+        tell(new WatchedTask((int) a.pid(), startOf(a), CudaState.RUNNING).line());
+        tell(new WatchedTask((int) b.pid(), startOf(b), CudaState.RUNNING).line());
         tell("returned " + a.pid());
         tell("done");
         b.destroyForcibly().waitFor();
@@ -176,7 +176,7 @@ class AgentWatchdogTest {
         Process criu = sleeper(), t = sleeper();
         int pid = (int) t.pid();
         var w = watch(criu, 0);
-        tell(new GuardedTask(pid, startOf(t) + 1, CudaState.RUNNING).line());
+        tell(new WatchedTask(pid, startOf(t) + 1, CudaState.RUNNING).line());
         driver.states.put(pid, CudaState.CHECKPOINTED);
         criuDies(criu);
         assertEquals(0, w.get(30, TimeUnit.SECONDS));

@@ -2,10 +2,10 @@ package dev.criugpu.cuda.agent;
 
 import java.io.IOException;
 
-/** What a dump tells the process that answers for its tasks if criu goes away (the {@link CudaAgent}), in order. */
-public interface WatchdogLink {
+/** What a dump tells the CUDA agent about its tasks, so that the agent answers for them if criu goes away; in order. */
+public interface AgentLink {
     /** Before the task's CUDA state is changed for the first time. */
-    void guard(GuardedTask task) throws IOException;
+    void watch(WatchedTask task) throws IOException;
 
     /** criu put the task back into its state before the dump itself. */
     void returned(int pid) throws IOException;
@@ -18,10 +18,10 @@ public interface WatchdogLink {
         return false;
     }
 
-    /** Nobody watches ({@code CRIU_CUDA_GUARD=0}). */
-    WatchdogLink NONE = new WatchdogLink() {
+    /** No agent ({@code CRIU_CUDA_GUARD=0}): nobody watches. */
+    AgentLink NONE = new AgentLink() {
         @Override
-        public void guard(GuardedTask task) {
+        public void watch(WatchedTask task) {
         }
 
         @Override

@@ -1,5 +1,6 @@
 package dev.criugpu.cuda.agent;
 
+import dev.criugpu.api.Threads;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.api.sys.ProcStat;
 import dev.criugpu.cuda.state.CudaState;
@@ -19,24 +20,24 @@ import java.util.concurrent.Executors;
 /**
  * The agent's watch over one {@code criu dump} (DESIGN rule 12). criu tells it each task before the task's CUDA
  * state changes ({@code task PID START STATE}), each task it returned itself ({@code returned PID}) and the end of its
- * exit hook ({@code done}). Once criu is gone — finished, crashed, killed — every guarded task that is still the same
+ * exit hook ({@code done}). Once criu is gone — finished, crashed, killed — every watched task that is still the same
  * live process and was not returned goes back to its state before the dump. A driver call criu started may still be
  * running (the agent made it) and lands later, so each survivor is watched until it has stayed in its state before
  * the dump for the settle time. One line per task goes to the log next to the images.
  */
-final class AgentWatchdog {
+final class AgentWatch {
 
     private final long criuPid;
     private final long criuStart;
     private final long settleMs;
     private final long giveUpMs;
     private final PrintStream log;
-    private final Map<Integer, GuardedTask> tasks = new LinkedHashMap<>();
+    private final Map<Integer, WatchedTask> tasks = new LinkedHashMap<>();
     private final Set<Integer> returned = new LinkedHashSet<>();
     private boolean done;
     private boolean ended;
 
-    AgentWatchdog(long criuPid, long criuStart, long settleMs, long giveUpMs, PrintStream log) {
+    AgentWatch(long criuPid, long criuStart, long settleMs, long giveUpMs, PrintStream log) {
         this.criuPid = criuPid;
         this.criuStart = criuStart;
         this.settleMs = settleMs;
@@ -48,7 +49,7 @@ final class AgentWatchdog {
     synchronized boolean told(String[] f) {
         switch (f[0]) {
             case "task" -> {
-                GuardedTask t = GuardedTask.parse(f);
+                WatchedTask t = WatchedTask.parse(f);
                 tasks.put(t.pid(), t);
             }
             case "returned" -> returned.add(Integer.parseInt(f[1]));
@@ -87,10 +88,10 @@ final class AgentWatchdog {
 
     /** After criu is gone: returns every survivor it was told of; 0 when none was left behind. */
     int returnSurvivors(CudaBackend backend) {
-        List<GuardedTask> survivors = new ArrayList<>();
+        List<WatchedTask> survivors = new ArrayList<>();
         synchronized (this) {
             say("criu " + criuPid + " is gone" + (done ? " after its exit hook" : " before its exit hook ran"));
-            for (GuardedTask t : tasks.values()) {
+            for (WatchedTask t : tasks.values()) {
                 if (returned.contains(t.pid())) {
                     say("pid " + t.pid() + ": criu returned it to " + t.initial().word() + " itself");
                 } else if (!t.alive()) {
@@ -102,17 +103,13 @@ final class AgentWatchdog {
         }
         if (survivors.isEmpty()) return 0;
         if (backend == null) {
-            for (GuardedTask t : survivors) {
+            for (WatchedTask t : survivors) {
                 say("pid " + t.pid() + ": outlived criu but no CUDA backend could be opened to return it to "
                         + t.initial().word() + "; run `criu-gpu cuda --action restore|unlock --pid " + t.pid() + "` by hand");
             }
             return 1;
         }
-        ExecutorService pool = Executors.newFixedThreadPool(survivors.size(), r -> {
-            Thread th = new Thread(r, "cuda-agent-return");
-            th.setDaemon(true);
-            return th;
-        });
+        ExecutorService pool = Executors.newFixedThreadPool(survivors.size(), Threads.daemons("cuda-agent-return"));
         List<CompletableFuture<Boolean>> results = survivors.stream()
                 .map(t -> CompletableFuture.supplyAsync(() -> returnTask(t, backend), pool)).toList();
         boolean all = results.stream().allMatch(CompletableFuture::join);
@@ -124,7 +121,7 @@ final class AgentWatchdog {
      * Brings one survivor back (one log line when it is back), then watches it for the settle time: a driver call
      * criu started may still land and move it again, and is undone too (a second line then).
      */
-    boolean returnTask(GuardedTask t, CudaBackend backend) {
+    boolean returnTask(WatchedTask t, CudaBackend backend) {
         TaskReturn.Outcome o = TaskReturn.run(backend, t.pid(), t.initial(), t::alive, giveUpMs, settleMs, new TaskReturn.Listener() {
             @Override
             public void back(CudaState first, List<String> steps, long ms) {

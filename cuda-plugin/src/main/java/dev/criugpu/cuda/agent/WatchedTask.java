@@ -4,20 +4,20 @@ import dev.criugpu.api.sys.ProcStat;
 import dev.criugpu.cuda.state.CudaState;
 
 /**
- * A task the watchdog answers for: its pid, its /proc start time (a pid reused by another process is not it), and
+ * A task the agent answers for: its pid, its /proc start time (a pid reused by another process is not it), and
  * the CUDA state it had before the dump, to which it must go back if it outlives criu.
  */
-public record GuardedTask(int pid, long startTime, CudaState initial) {
+public record WatchedTask(int pid, long startTime, CudaState initial) {
 
-    /** The watchdog protocol's form: {@code task PID STARTTIME STATE}. */
+    /** The watch message's form: {@code task PID STARTTIME STATE}. */
     String line() {
         return "task " + pid + " " + startTime + " " + initial.word();
     }
 
-    static GuardedTask parse(String[] f) {
+    static WatchedTask parse(String[] f) {
         if (f.length != 4 || !f[0].equals("task")) throw new IllegalArgumentException("not 'task PID START STATE'");
         CudaState s = CudaState.ofWord(f[3]).orElseThrow(() -> new IllegalArgumentException("unknown state " + f[3]));
-        return new GuardedTask(Integer.parseInt(f[1]), Long.parseLong(f[2]), s);
+        return new WatchedTask(Integer.parseInt(f[1]), Long.parseLong(f[2]), s);
     }
 
     /** Whether the very process is still there and not a zombie. */

@@ -1,0 +1,89 @@
+package dev.criugpu.cuda;
+
+import dev.criugpu.api.CriuException;
+import dev.criugpu.api.Interrupts;
+import dev.criugpu.cuda.ptrace.RestoreThreadControl;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The shape every per-task round of a session has (a dump's checkpoints and returns, a restore's restores): wake the
+ * task's restore thread (hook thread), run its driver calls on a worker ({@link TaskWork}), join them all, stop every
+ * woken restore thread again, and report the first error of many. The driver serves a stopped task's calls on that
+ * thread, and criu must get its tasks back stopped as it left them.
+ */
+final class WokenWork {
+    private static final Logger log = LoggerFactory.getLogger(WokenWork.class);
+
+    /** What one round left: the jobs that failed and the restore threads that could not be stopped again. */
+    record Ended(List<TaskWork.Failure> failures, List<String> restopErrors) {
+    }
+
+    private final TaskWork work;
+    private final RestoreThreadControl threads;
+    private final List<RestoreThreadControl.Woken> woken = new ArrayList<>();
+
+    WokenWork(RestoreThreadControl threads, boolean parallel) {
+        this.threads = threads;
+        this.work = new TaskWork(parallel);
+    }
+
+    /** Lets the task's restore thread run until {@link #finish}; a {@link CriuException} when it cannot. */
+    void wake(int pid, int restoreTid) {
+        woken.add(threads.wake(pid, restoreTid));
+    }
+
+    /** Starts the task's driver calls on a worker; {@link #finish} joins them. */
+    void submit(int pid, TaskWork.Job job) {
+        work.submit(pid, job);
+    }
+
+    /** One call on a worker, waited for at once (interruptibly): see {@link TaskWork#runNow}. */
+    void runNow(int pid, String what, TaskWork.Job job) throws Exception {
+        work.runNow(pid, what, job);
+    }
+
+    /** Whether a round is under way (jobs started or threads woken and not finished). */
+    boolean underWay() {
+        return !work.idle() || !woken.isEmpty();
+    }
+
+    /**
+     * Joins every job, then stops every woken restore thread again — except when criu is told to stop: a restore
+     * thread inside a driver call stops only when the call returns, which can take as long as the call, and the
+     * kernel lets criu's tasks go when criu ends, which it is about to.
+     *
+     * @param what what the jobs do, for the line criu logs when a stop signal cuts the wait short
+     */
+    Ended finish(String what) {
+        List<TaskWork.Failure> failures = List.of();
+        List<String> restopErrors = new ArrayList<>();
+        try {
+            failures = work.joinAll(what);
+        } finally {
+            if (Interrupts.pendingStop().isPresent()) {
+                log.debug("criu is ending: {} restore thread(s) are not stopped again", woken.size());
+            } else {
+                for (RestoreThreadControl.Woken w : woken) {
+                    try {
+                        threads.restop(w);
+                    } catch (CriuException e) {
+                        restopErrors.add(e.getMessage());
+                    }
+                }
+            }
+            woken.clear();
+        }
+        return new Ended(failures, restopErrors);
+    }
+
+    /** The first of {@code errors} as criu's error, the others logged ahead of it ("and N more, see above"). */
+    static CriuException firstOf(int errno, List<String> errors) {
+        errors.stream().skip(1).forEach(e -> log.error("{}", e));
+        return new CriuException(errno, errors.getFirst()
+                + (errors.size() > 1 ? " (and " + (errors.size() - 1) + " more, see above)" : ""));
+    }
+}
