@@ -9,12 +9,23 @@ CRIU_PLUGIN_DEFAULT=/usr/lib/criu          # compiled into sid's criu 4.2.1 (che
 CDI_SPEC=/etc/cdi/nvidia.yaml
 PODMAN_IMAGE=localhost/criu-gpu-counter:test
 
+# podman_nproc: SOFT:HARD process limit for a container, this shell's capped at the kernel's pid_max
+podman_nproc() {
+    local max soft hard
+    max=$(cat /proc/sys/kernel/pid_max)
+    soft=$(ulimit -Su); hard=$(ulimit -Hu)
+    [[ "$soft" == unlimited || "$soft" -gt "$max" ]] && soft=$max
+    [[ "$hard" == unlimited || "$hard" -gt "$max" ]] && hard=$max
+    echo "$soft:$hard"
+}
+
 # pm ARGS...: the carried podman with only our configuration; bounded like every wait
 pm() {
     local -a args=("$@")
-    # podman as root asks runc for more open files and processes than this process's hard limits; where root lacks
-    # CAP_SYS_RESOURCE (the GPU host) runc's setrlimit then fails with EPERM: a container gets its starter's limits
-    [[ "${1:-}" == run ]] && args=(run --ulimit "nofile=$(ulimit -Sn):$(ulimit -Hn)" --ulimit "nproc=$(ulimit -Su):$(ulimit -Hu)" "${@:2}")
+    # podman as root asks runc for more open files than this process's hard limit; where root lacks CAP_SYS_RESOURCE
+    # (the GPU host) runc's setrlimit then fails with EPERM: a container gets its starter's open-file limits, and at
+    # most pid_max processes (measured there: nproc 1000 starts, this shell's 515506 is refused, pid_max is 32768)
+    [[ "${1:-}" == run || "${1:-}" == create ]] && args=("$1" --ulimit "nofile=$(ulimit -Sn):$(ulimit -Hn)" --ulimit "nproc=$(podman_nproc)" "${@:2}")
     env -i PATH="$PODMAN_ROOT/path:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
         HOME="$PODMAN_STATE/home" TMPDIR="$PODMAN_STATE/tmp" \
         CONTAINERS_CONF="$PODMAN_STATE/containers.conf" CONTAINERS_STORAGE_CONF="$PODMAN_STATE/storage.conf" \

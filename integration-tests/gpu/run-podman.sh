@@ -63,7 +63,7 @@ limits_diag() {
     spec=$(grep -rl '"rlimits"' --include=config.json "$PODMAN_STATE" 2>/dev/null | head -n1)
     note "NOTE rlimits podman asked runc for: $([[ -n "$spec" ]] && python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["process"].get("rlimits"))' "$spec" 2>&1)"
     pm rm -f rlimit-diag >/dev/null 2>&1
-    if pm run --rm --ulimit nofile=1024:1024 --ulimit nproc=1000:1000 "$PODMAN_IMAGE" /usr/bin/true >"$LOGS/rlimit-low.out" 2>&1; then
+    if pm run --rm --ulimit nofile=1024:1024 --ulimit nproc=1000:1000 "$PODMAN_IMAGE" /usr/bin/sh -c true >"$LOGS/rlimit-low.out" 2>&1; then
         note "NOTE a container with nofile 1024 and nproc 1000 starts"
     else
         note "NOTE a container with nofile 1024 and nproc 1000 does not start either: $(tail -n1 "$LOGS/rlimit-low.out")"
@@ -126,7 +126,7 @@ EOF
         cp "$CDI_SPEC" "$LOGS/cdi-nvidia.yaml"
     fi
     build_image "$counter" >"$LOGS/image.out" 2>&1 || { echo "podman import of the counter image failed: $(tail -n1 "$LOGS/image.out")"; return 1; }
-    note "SETUP limits given to containers: nofile $(ulimit -Sn):$(ulimit -Hn), nproc $(ulimit -Su):$(ulimit -Hu); $(grep CapEff /proc/self/status | tr -s "\t" " ")"
+    note "SETUP limits given to containers: nofile $(ulimit -Sn):$(ulimit -Hn), nproc $(podman_nproc); $(grep CapEff /proc/self/status | tr -s "\t" " ")"
     [[ "$CPU_ONLY" == 1 && "${PODMAN_CPU_CDI:-0}" != 1 ]] || choose_gpu_args || return 1
     note "SETUP $(pm --version), runc $(grep -m1 '^runc' "$PODMAN_ROOT/podman/VERSIONS" | cut -d' ' -f2), criu $("$CRIU" --version | awk '/Version/ {print $2}'), plugins in $CRIU_PLUGIN_DEFAULT, $(pm info -f '{{.Store.GraphDriverName}} storage, cgroups {{.Host.CgroupsVersion}} ({{.Host.CgroupManager}})' 2>/dev/null)$([[ "$CPU_ONLY" == 1 ]] && echo ", CPU only" || echo ", $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n1)")"
 }
