@@ -226,6 +226,13 @@ build_image() {
     cp "$sleep" "$root/usr/bin/sleep"
     cp "$counter" "$root/usr/bin/counter"
     copy_libs "$root" "$sh" "$sleep" "$counter"
+    # the counter loads libcuda at run time (not in its ldd); the CDI spec mounts the driver's libraries, and what
+    # they need from the C library (librt, libdl, libpthread stubs...) must be in the image, or CUDA says
+    # "driver version is insufficient" (measured on the GPU host)
+    local driverlib
+    for driverlib in $(ldconfig -p | awk '/lib(cuda|nvidia-ml)\.so\.1 .*x86-64/ {print $NF}'); do
+        copy_libs "$root" "$(readlink -f "$driverlib")"
+    done
     echo 'root:x:0:0:root:/root:/bin/sh' >"$root/etc/passwd"
     echo 'root:x:0:' >"$root/etc/group"
     tar -C "$root" -cf "$PODMAN_STATE/image.tar" . || return 1
