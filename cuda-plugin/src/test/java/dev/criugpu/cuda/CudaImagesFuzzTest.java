@@ -108,7 +108,7 @@ class CudaImagesFuzzTest {
             Files.write(file, mutate(original, random));
             try (ChildPlan plan = new ChildPlan("cuda")) {
                 InheritedDevices.read(images).ifPresent(e -> InheritedPlan.addTo(plan, e));
-                plan.address();
+                plan.sealed();
                 decoded++;
             } catch (ImageException e) {
                 assertOneLine(e.getMessage());

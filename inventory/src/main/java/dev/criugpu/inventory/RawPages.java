@@ -3,7 +3,6 @@ package dev.criugpu.inventory;
 import dev.criugpu.api.sys.RegularFiles;
 
 import java.io.IOException;
-import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.NoSuchFileException;
@@ -11,21 +10,22 @@ import java.nio.file.Path;
 
 /**
  * Raw page files (pages-*.img, a plugin's raw GPU memory dumps): bytes with no header, streamed through a
- * {@link FileChannel} straight from and into native memory, in chunks, so multi-GiB files never pass through
- * the Java heap.
+ * {@link FileChannel} straight from and into native memory (direct {@link ByteBuffer}s, e.g. a native segment's
+ * {@code asByteBuffer()}), in chunks, so multi-GiB files never pass through the Java heap: a file larger than one
+ * buffer (2 GiB) is several {@link Writer#write} or {@link Reader#readFully} calls.
  *
  * <pre>{@code
  * try (RawPages.Writer w = RawPages.create(dir.resolve("cuda-plugin-pages-42.img"))) {
- *     w.write(deviceCopySegment);   // any number of times
+ *     w.write(deviceCopyBuffer);    // any number of times
  *     w.commit();                   // fsync + atomic rename
  * }
  * try (RawPages.Reader r = RawPages.open(file)) {
- *     r.readFully(targetSegment);   // exactly size() bytes, or readInto(...) piecewise
+ *     r.readFully(targetBuffer);    // exactly its remaining bytes, or readInto(...) piecewise
  * }
  * }</pre>
  */
 public final class RawPages {
-    /** Largest single write/read handed to the kernel; larger segments are sliced. */
+    /** Largest single write/read handed to the kernel; larger buffers are sliced. */
     static final int CHUNK = 64 << 20;
 
     private RawPages() {
@@ -40,22 +40,26 @@ public final class RawPages {
     }
 
     /** Writes {@code data} as the whole raw file {@code file}, atomically. Returns the bytes written. */
-    public static long write(Path file, MemorySegment data) throws ImageException {
+    public static long write(Path file, ByteBuffer data) throws ImageException {
         try (Writer w = create(file)) {
             w.write(data);
             w.commit();
-            return data.byteSize();
+            return w.written();
         }
     }
 
-    /** Reads the whole raw file into {@code dst}, which must be at least as large. Returns the file size. */
-    public static long read(Path file, MemorySegment dst) throws ImageException {
+    /**
+     * Reads the whole raw file into {@code dst} from its position, which must have that many bytes remaining.
+     * Returns the file size.
+     */
+    public static long read(Path file, ByteBuffer dst) throws ImageException {
         try (Reader r = open(file)) {
             long size = r.size();
-            if (dst.byteSize() < size) {
-                throw new ImageException(file, size + " bytes do not fit a " + dst.byteSize() + "-byte buffer");
+            if (dst.remaining() < size) {
+                throw new ImageException(file, size + " bytes do not fit a " + dst.remaining() + "-byte buffer");
             }
-            r.readFully(dst.asSlice(0, size));
+            r.readFully(dst.slice(dst.position(), (int) size));
+            dst.position(dst.position() + (int) size);
             return size;
         }
     }
@@ -73,18 +77,16 @@ public final class RawPages {
             return new Writer(AtomicFile.create(file));
         }
 
-        /** Appends all of {@code data} (native or heap memory). */
-        public void write(MemorySegment data) throws ImageException {
-            for (long off = 0; off < data.byteSize(); off += CHUNK) {
-                write(data.asSlice(off, Math.min(CHUNK, data.byteSize() - off)).asByteBuffer());
-            }
-        }
-
-        /** Appends the remaining bytes of {@code buffer}. */
+        /** Appends the remaining bytes of {@code buffer} (native or heap memory), {@link #CHUNK} at a time. */
         public void write(ByteBuffer buffer) throws ImageException {
             file.ensureOpen();
             try {
-                while (buffer.hasRemaining()) written += file.channel().write(buffer);
+                while (buffer.hasRemaining()) {
+                    int n = Math.min(CHUNK, buffer.remaining());
+                    ByteBuffer chunk = buffer.slice(buffer.position(), n);
+                    while (chunk.hasRemaining()) written += file.channel().write(chunk);
+                    buffer.position(buffer.position() + n);
+                }
             } catch (IOException e) {
                 throw new ImageException(file.target(), "write failed after " + written + " bytes: " + e.getMessage(), e);
             }
@@ -140,19 +142,21 @@ public final class RawPages {
             return position;
         }
 
-        /** Fills {@code dst} completely from the current position, or fails if the file ends first. */
-        public void readFully(MemorySegment dst) throws ImageException {
-            if (dst.byteSize() > size - position) {
-                throw new ImageException(file, "wanted " + dst.byteSize() + " bytes at offset " + position
+        /** Fills the remaining bytes of {@code dst} from the current position, or fails if the file ends first. */
+        public void readFully(ByteBuffer dst) throws ImageException {
+            if (dst.remaining() > size - position) {
+                throw new ImageException(file, "wanted " + dst.remaining() + " bytes at offset " + position
                         + " but the file has " + (size - position) + " left");
             }
-            for (long off = 0; off < dst.byteSize(); off += CHUNK) {
-                ByteBuffer b = dst.asSlice(off, Math.min(CHUNK, dst.byteSize() - off)).asByteBuffer();
+            while (dst.hasRemaining()) {
+                int n = Math.min(CHUNK, dst.remaining());
+                ByteBuffer b = dst.slice(dst.position(), n);
                 while (b.hasRemaining()) {
                     if (readInto(b) < 0) {
                         throw new ImageException(file, "file shrank while reading at offset " + position);
                     }
                 }
+                dst.position(dst.position() + n);
             }
         }
 

@@ -4,7 +4,7 @@ import dev.criugpu.inventory.images.PstreeEntry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -27,7 +27,7 @@ class PlantedSymlinkTest {
 
         ImageIO.writeEntries(images.resolve("pstree.img"), ImageIO.PSTREE_MAGIC,
                 List.of(PstreeEntry.newBuilder().setPid(7).setPpid(0).setPgid(7).setSid(7).build()));
-        RawPages.write(images.resolve("pages-1.img"), MemorySegment.ofArray(new byte[]{1, 2, 3}));
+        RawPages.write(images.resolve("pages-1.img"), ByteBuffer.wrap(new byte[]{1, 2, 3}));
 
         assertEquals("untouched", Files.readString(victim));
         assertFalse(Files.isSymbolicLink(images.resolve("pstree.img")));

@@ -31,10 +31,10 @@ class RawPagesTest {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment src = pattern(arena, size, 7);
             Path file = tmp.resolve("pages-1.img");
-            assertEquals(size, RawPages.write(file, src));
+            assertEquals(size, RawPages.write(file, src.asByteBuffer()));
             assertEquals(size, Files.size(file));
             MemorySegment dst = arena.allocate(size, 8);
-            assertEquals(size, RawPages.read(file, dst));
+            assertEquals(size, RawPages.read(file, dst.asByteBuffer()));
             assertEquals(-1, src.mismatch(dst));
         }
     }
@@ -43,7 +43,7 @@ class RawPagesTest {
     void streamedWritesAppendAndReadsResume() throws Exception {
         Path file = tmp.resolve("cuda-plugin-pages-7.img");
         try (Arena arena = Arena.ofConfined(); RawPages.Writer w = RawPages.create(file)) {
-            w.write(pattern(arena, 8192, 1));
+            w.write(pattern(arena, 8192, 1).asByteBuffer());
             w.write(ByteBuffer.wrap(new byte[] {1, 2, 3}));
             assertFalse(Files.exists(file), "invisible until commit");
             w.commit();
@@ -52,7 +52,7 @@ class RawPagesTest {
         try (Arena arena = Arena.ofConfined(); RawPages.Reader r = RawPages.open(file)) {
             assertEquals(8195, r.size());
             MemorySegment first = arena.allocate(8192, 8);
-            r.readFully(first);
+            r.readFully(first.asByteBuffer());
             assertEquals(-1, first.mismatch(pattern(arena, 8192, 1)));
             ByteBuffer rest = ByteBuffer.allocate(10);
             assertEquals(3, r.readInto(rest));
@@ -78,10 +78,10 @@ class RawPagesTest {
         Path file = tmp.resolve("pages-3.img");
         Files.write(file, new byte[100]);
         try (Arena arena = Arena.ofConfined()) {
-            ImageException small = assertThrows(ImageException.class, () -> RawPages.read(file, arena.allocate(50)));
+            ImageException small = assertThrows(ImageException.class, () -> RawPages.read(file, arena.allocate(50).asByteBuffer()));
             assertTrue(small.getMessage().startsWith(file + ": 100 bytes do not fit"), small.getMessage());
             try (RawPages.Reader r = RawPages.open(file)) {
-                ImageException past = assertThrows(ImageException.class, () -> r.readFully(arena.allocate(200)));
+                ImageException past = assertThrows(ImageException.class, () -> r.readFully(arena.allocate(200).asByteBuffer()));
                 assertTrue(past.getMessage().contains("file has 100 left"), past.getMessage());
             }
         }

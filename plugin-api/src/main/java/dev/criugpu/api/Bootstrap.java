@@ -1,8 +1,10 @@
 package dev.criugpu.api;
 
+import dev.criugpu.api.bindings.stat;
 import dev.criugpu.api.log.CriuLog;
 
 import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
@@ -10,16 +12,56 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * The one JNI entry point. The shim calls {@link #start(long)} once per plugin that needs Java, on criu's main
  * thread, with the address of its {@code struct criu_gpu_services}; we route the JVM's log lines through
  * {@link LogSink}, find the plugin, run its init, on restore check the JVM's threads against the image (last, so
  * that the last plugin's check covers every thread), and fill the shim's hook table with upcall stubs. From then on
- * every hook is a plain native call into {@link HookDispatcher}.
+ * every hook is a plain native call into {@link HookDispatcher}. This class and {@link NativeCriuServices} are the
+ * shim's seam: the only ones of this package that see native memory.
  */
 public final class Bootstrap {
+    static final FunctionDescriptor EXIT_DESCRIPTOR = FunctionDescriptor.ofVoid(JAVA_INT, JAVA_INT);
+    private static final MethodHandle DEVICE_FILE;
+
+    static {
+        try {
+            DEVICE_FILE = MethodHandles.lookup().findStatic(Bootstrap.class, "deviceFile",
+                    MethodType.methodType(DeviceFile.class, MemorySegment.class));
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private Bootstrap() {
+    }
+
+    /** The hook's C signature (criu-plugin.h). */
+    static FunctionDescriptor descriptor(Hook hook) {
+        return switch (hook) {
+            case DUMP_EXT_FILE -> FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT);
+            case RESTORE_EXT_FILE, RESUME_DEVICES_LATE, PAUSE_DEVICES, CHECKPOINT_DEVICES ->
+                    FunctionDescriptor.of(JAVA_INT, JAVA_INT);
+            case HANDLE_DEVICE_VMA -> FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS);
+            case UPDATE_VMA_MAP -> FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS);
+        };
+    }
+
+    /** The {@code struct stat *} criu passes HANDLE_DEVICE_VMA. */
+    static DeviceFile deviceFile(MemorySegment st) {
+        MemorySegment s = stat.reinterpret(st);
+        return new DeviceFile(stat.st_dev(s), stat.st_ino(s), stat.st_mode(s), stat.st_rdev(s));
+    }
+
+    /** The dispatcher's method for a main-process hook, taking the hook's C arguments. */
+    static MethodHandle upcallTarget(HookDispatcher dispatcher, Hook hook) {
+        MethodType c = descriptor(hook).toMethodType();
+        if (hook != Hook.HANDLE_DEVICE_VMA) return bind(dispatcher, hook.javaMethod, c);
+        MethodHandle java = bind(dispatcher, hook.javaMethod, c.changeParameterType(1, DeviceFile.class));
+        return MethodHandles.filterArguments(java, 1, DEVICE_FILE);
     }
 
     /** Returns 0, or a negative errno that the shim returns from criu's init (failing the command). */
@@ -62,12 +104,11 @@ public final class Bootstrap {
         for (Hook hook : plugin.hooks()) {
             if (hook.context != Hook.Context.MAIN) continue;
             if (criuHookCount > 0 && !hook.knownTo(criuHookCount)) continue;
-            MethodHandle target = bind(dispatcher, hook.javaMethod, hook.descriptor.toMethodType());
-            MemorySegment stub = linker.upcallStub(target, hook.descriptor, forever);
+            MemorySegment stub = linker.upcallStub(upcallTarget(dispatcher, hook), descriptor(hook), forever);
             table.setAtIndex(ADDRESS, hook.id, stub);
         }
-        MethodHandle exit = bind(dispatcher, "exit", Hook.EXIT_DESCRIPTOR.toMethodType());
-        table.setAtIndex(ADDRESS, Hook.EXIT_SLOT, linker.upcallStub(exit, Hook.EXIT_DESCRIPTOR, forever));
+        MethodHandle exit = bind(dispatcher, "exit", EXIT_DESCRIPTOR.toMethodType());
+        table.setAtIndex(ADDRESS, Hook.EXIT_SLOT, linker.upcallStub(exit, EXIT_DESCRIPTOR, forever));
     }
 
     private static MethodHandle bind(HookDispatcher dispatcher, String method, MethodType type) {

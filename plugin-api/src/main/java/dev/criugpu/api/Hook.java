@@ -1,14 +1,8 @@
 package dev.criugpu.api;
 
-import java.lang.foreign.FunctionDescriptor;
-
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
-
 /**
  * The criu plugin hooks (criu-plugin.h, CR_PLUGIN_HOOK__*) that our plugins serve, with criu's ids, their C signatures
- * and the process they run in. This enum is the Java side's one list of hooks: {@link CriuPlugin} has a method for each
+ * and the process they run in ({@link Bootstrap#descriptor} holds the C signatures). This enum is the Java side's one list of hooks: {@link CriuPlugin} has a method for each
  * main-process hook, {@link HookDispatcher} the upcall of the same name, and the shim's trampoline table
  * (native/src/criu_gpu_shim.c) and its per-plugin masks (native/Makefile) are checked against it by
  * ShimHookTableTest. A hook no plugin serves is not listed: criu then never calls us for it.
@@ -16,14 +10,13 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * handles them natively.
  */
 public enum Hook {
-    DUMP_EXT_FILE(2, Context.MAIN, "dumpExtFile", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT)),
-    RESTORE_EXT_FILE(3, Context.CHILD, null, FunctionDescriptor.of(JAVA_INT, JAVA_INT)),
-    HANDLE_DEVICE_VMA(7, Context.MAIN, "handleDeviceVma", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS)),
-    UPDATE_VMA_MAP(8, Context.CHILD, null,
-            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS)),
-    RESUME_DEVICES_LATE(9, Context.MAIN, "resumeDevicesLate", FunctionDescriptor.of(JAVA_INT, JAVA_INT)),
-    PAUSE_DEVICES(10, Context.MAIN, "pauseDevices", FunctionDescriptor.of(JAVA_INT, JAVA_INT)),
-    CHECKPOINT_DEVICES(11, Context.MAIN, "checkpointDevices", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    DUMP_EXT_FILE(2, Context.MAIN, "dumpExtFile"),
+    RESTORE_EXT_FILE(3, Context.CHILD, null),
+    HANDLE_DEVICE_VMA(7, Context.MAIN, "handleDeviceVma"),
+    UPDATE_VMA_MAP(8, Context.CHILD, null),
+    RESUME_DEVICES_LATE(9, Context.MAIN, "resumeDevicesLate"),
+    PAUSE_DEVICES(10, Context.MAIN, "pauseDevices"),
+    CHECKPOINT_DEVICES(11, Context.MAIN, "checkpointDevices");
 
     /** Where criu calls the hook: its main process, or a child it forked that becomes a restored task. */
     public enum Context { MAIN, CHILD }
@@ -31,19 +24,16 @@ public enum Hook {
     /** Size of the shim's hook table: one slot per hook id, then the exit slot. */
     public static final int TABLE_SLOTS = 16;
     public static final int EXIT_SLOT = 15;
-    public static final FunctionDescriptor EXIT_DESCRIPTOR = FunctionDescriptor.ofVoid(JAVA_INT, JAVA_INT);
 
     public final int id;
     public final Context context;
     /** Name of the {@link CriuPlugin} method that serves it, null for child-context hooks. */
     public final String javaMethod;
-    public final FunctionDescriptor descriptor;
 
-    Hook(int id, Context context, String javaMethod, FunctionDescriptor descriptor) {
+    Hook(int id, Context context, String javaMethod) {
         this.id = id;
         this.context = context;
         this.javaMethod = javaMethod;
-        this.descriptor = descriptor;
     }
 
     /** A criu whose hook table has {@code criuHookCount} entries knows this hook. */

@@ -1,13 +1,11 @@
 package dev.criugpu.api;
 
-import dev.criugpu.api.bindings.stat;
-
-import java.lang.foreign.MemorySegment;
 import java.util.function.IntSupplier;
 
 /**
- * The Java end of every upcall stub. Each method traces the hook (criu's log, debug level), runs the plugin's
- * method behind the exception barrier (DESIGN rule 9) and returns what criu should see.
+ * The Java end of every upcall stub, in Java types ({@link Bootstrap#install} adapts criu's C arguments). Each method
+ * traces the hook (criu's log, debug level), runs the plugin's method behind the exception barrier (DESIGN rule 9)
+ * and returns what criu should see.
  */
 final class HookDispatcher {
     private final CriuPlugin plugin;
@@ -49,13 +47,8 @@ final class HookDispatcher {
         return call(Hook.DUMP_EXT_FILE, "fd=" + fd + ", id=" + id, () -> plugin.dumpExtFile(fd, id));
     }
 
-    int handleDeviceVma(int fd, MemorySegment st) {
-        return call(Hook.HANDLE_DEVICE_VMA, "fd=" + fd, () -> plugin.handleDeviceVma(fd, deviceFile(st)));
-    }
-
-    static DeviceFile deviceFile(MemorySegment st) {
-        MemorySegment s = stat.reinterpret(st);
-        return new DeviceFile(stat.st_dev(s), stat.st_ino(s), stat.st_mode(s), stat.st_rdev(s));
+    int handleDeviceVma(int fd, DeviceFile file) {
+        return call(Hook.HANDLE_DEVICE_VMA, "fd=" + fd, () -> plugin.handleDeviceVma(fd, file));
     }
 
     int resumeDevicesLate(int pid) {

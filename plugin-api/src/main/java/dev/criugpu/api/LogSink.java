@@ -2,9 +2,6 @@ package dev.criugpu.api;
 
 import java.io.OutputStream;
 import java.io.PrintStream;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -26,14 +23,20 @@ final class LogSink {
     private static final String CUT = " [cut: %d more bytes]";
     private static final PrintStream STDERR = System.err;
 
-    private record Line(MethodHandle print, int level, String text) {
+    /** criu's {@code print_on_level(level, "%s", line)}. */
+    @FunctionalInterface
+    interface Printer {
+        void print(int level, String line);
+    }
+
+    private record Line(Printer print, int level, String text) {
     }
 
     private static final ConcurrentLinkedQueue<Line> QUEUE = new ConcurrentLinkedQueue<>();
     private static final AtomicInteger QUEUED = new AtomicInteger();
     private static final AtomicLong DROPPED = new AtomicLong();
     private static volatile Thread hookThread;
-    private static volatile MethodHandle defaultPrint;
+    private static volatile Printer defaultPrint;
 
     private LogSink() {
     }
@@ -42,7 +45,7 @@ final class LogSink {
      * Called by each bootstrap on criu's main thread: that thread writes from now on. The first plugin's
      * {@code print_on_level} also takes the lines no plugin owns (the JVM's stdout and stderr).
      */
-    static synchronized void bind(MethodHandle print) {
+    static synchronized void bind(Printer print) {
         hookThread = Thread.currentThread();
         if (defaultPrint == null && print != null) {
             defaultPrint = print;
@@ -55,7 +58,7 @@ final class LogSink {
      * One line (text without its newline) into criu's log through {@code print}, at once on the hook thread,
      * otherwise at the next hook; to stderr when there is no criu.
      */
-    static void write(MethodHandle print, LogLevel level, String text) {
+    static void write(Printer print, LogLevel level, String text) {
         String line = cap(text) + "\n";
         if (print == null) {
             STDERR.print(line);
@@ -93,10 +96,10 @@ final class LogSink {
         return new String(b, 0, keep, StandardCharsets.UTF_8) + String.format(CUT, b.length - keep);
     }
 
-    private static void printNow(MethodHandle print, int level, String line) {
-        try (Arena arena = Arena.ofConfined()) {
-            print.invokeExact(level, arena.allocateFrom("%s"), arena.allocateFrom(line));
-        } catch (Throwable t) {
+    private static void printNow(Printer print, int level, String line) {
+        try {
+            print.print(level, line);
+        } catch (RuntimeException e) {
             STDERR.print(line);
         }
     }

@@ -3,8 +3,8 @@ package dev.criugpu.api;
 import dev.criugpu.api.bindings.criu_gpu_services;
 import dev.criugpu.api.plan.ChildPlan;
 import dev.criugpu.api.plan.Fdstore;
-import dev.criugpu.api.plan.PlanCalls;
 import dev.criugpu.api.sys.ImageFiles;
+import dev.criugpu.api.sys.PlanCalls;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -23,12 +23,14 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 /** {@link CriuServices} inside criu: calls the functions criu exports, at the addresses the shim found. */
 final class NativeCriuServices implements CriuServices {
     private static final Linker LINKER = Linker.nativeLinker();
+    private static final MethodHandle DLSYM = LINKER.defaultLookup().find("dlsym")
+            .map(a -> LINKER.downcallHandle(a, FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS))).orElse(null);
 
     private final MemorySegment struct;
     private final String pluginName;
     private final Stage stage;
     private final Path pluginDir;
-    private final MethodHandle printOnLevel;
+    private final LogSink.Printer printOnLevel;
     private final MethodHandle criuGetImageDir;
     private final MethodHandle addInventoryPlugin;
     private final MethodHandle setInterruptOnly;
@@ -39,8 +41,8 @@ final class NativeCriuServices implements CriuServices {
         this.pluginName = criu_gpu_services.plugin_name(struct).reinterpret(256).getString(0);
         this.stage = Stage.of(criu_gpu_services.stage(struct));
         this.pluginDir = Path.of(criu_gpu_services.plugin_dir(struct).reinterpret(4096).getString(0));
-        this.printOnLevel = handle(criu_gpu_services.print_on_level(struct),
-                FunctionDescriptor.ofVoid(JAVA_INT, ADDRESS, ADDRESS), Linker.Option.firstVariadicArg(2));
+        this.printOnLevel = printer(handle(criu_gpu_services.print_on_level(struct),
+                FunctionDescriptor.ofVoid(JAVA_INT, ADDRESS, ADDRESS), Linker.Option.firstVariadicArg(2)));
         this.criuGetImageDir = handle(criu_gpu_services.criu_get_image_dir(struct), FunctionDescriptor.of(JAVA_INT));
         this.addInventoryPlugin = handle(criu_gpu_services.add_inventory_plugin(struct),
                 FunctionDescriptor.of(JAVA_INT, ADDRESS));
@@ -52,6 +54,17 @@ final class NativeCriuServices implements CriuServices {
 
     private static MethodHandle handle(MemorySegment address, FunctionDescriptor fd, Linker.Option... options) {
         return address.equals(MemorySegment.NULL) ? null : LINKER.downcallHandle(address, fd, options);
+    }
+
+    private static LogSink.Printer printer(MethodHandle printOnLevel) {
+        if (printOnLevel == null) return null;
+        return (level, line) -> {
+            try (Arena arena = Arena.ofConfined()) {
+                printOnLevel.invokeExact(level, arena.allocateFrom("%s"), arena.allocateFrom(line));
+            } catch (Throwable t) {
+                throw new IllegalStateException("print_on_level", t);
+            }
+        };
     }
 
     private static Object invoke(MethodHandle mh, Object... args) {
@@ -108,7 +121,7 @@ final class NativeCriuServices implements CriuServices {
     }
 
     /** criu's print_on_level, for {@link LogSink#bind}; null when the running criu exports none. */
-    MethodHandle printOnLevel() {
+    LogSink.Printer printOnLevel() {
         return printOnLevel;
     }
 
@@ -160,14 +173,32 @@ final class NativeCriuServices implements CriuServices {
         return true;
     }
 
-    /** A function the criu binary exports (dynamic symbols of the executable). */
+    /**
+     * A function the criu binary exports (dynamic symbols of the executable, which criu exports with -rdynamic):
+     * dlsym(RTLD_DEFAULT, name).
+     */
     private static Optional<MemorySegment> criuExport(String name) {
-        return SymbolLookups.global(name);
+        if (DLSYM == null) return Optional.empty();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment a = (MemorySegment) DLSYM.invokeExact(MemorySegment.NULL, arena.allocateFrom(name));
+            return a.equals(MemorySegment.NULL) ? Optional.empty() : Optional.of(a);
+        } catch (Throwable t) {
+            return Optional.empty();
+        }
     }
 
     @Override
     public Optional<Fdstore> fdstore() {
-        return criuExport("fdstore_add").map(Fdstore::of);
+        return criuExport("fdstore_add").map(a -> {
+            MethodHandle add = LINKER.downcallHandle(a, FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+            return Fdstore.of(fd -> {
+                try {
+                    return (int) add.invokeExact(fd);
+                } catch (Throwable t) {
+                    throw new IllegalStateException("fdstore_add", t);
+                }
+            });
+        });
     }
 
     /**
@@ -180,7 +211,7 @@ final class NativeCriuServices implements CriuServices {
             log(LogLevel.ERROR, "the shim's services struct has no child_plan field (mismatched build)");
             return false;
         }
-        criu_gpu_services.child_plan(struct, plan.context(planCalls()));
+        criu_gpu_services.child_plan(struct, plan.sealed().context(planCalls()));
         return true;
     }
 

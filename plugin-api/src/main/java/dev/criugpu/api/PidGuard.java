@@ -1,8 +1,9 @@
 package dev.criugpu.api;
 
+import dev.criugpu.api.sys.JdkThreads;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.lang.foreign.Arena;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Collection;
@@ -43,7 +44,7 @@ public final class PidGuard {
      * worker reading a pages file during the restore would start it then, with an ordinary pid.
      */
     static void startLazyJdkThreads() {
-        Arena.ofAuto().allocate(1);
+        JdkThreads.startCommonCleaner();
     }
 
     /** The thread ids of this process. */

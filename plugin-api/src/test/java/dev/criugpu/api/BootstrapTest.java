@@ -140,7 +140,7 @@ class BootstrapTest {
         assertEquals(7, (int) LINKER.downcallHandle(extFile, FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT))
                 .invokeExact(5, 9));
         MemorySegment exit = table.getAtIndex(ADDRESS, Hook.EXIT_SLOT);
-        LINKER.downcallHandle(exit, Hook.EXIT_DESCRIPTOR).invokeExact(Stage.RESTORE.id, 0);
+        LINKER.downcallHandle(exit, Bootstrap.EXIT_DESCRIPTOR).invokeExact(Stage.RESTORE.id, 0);
 
         assertEquals(List.of("init RESTORE LISTED", "pause 42", "dump-ext-file 5 9", "exit RESTORE 0"),
                 RecordingPlugin.CALLS);

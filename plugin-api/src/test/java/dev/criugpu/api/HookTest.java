@@ -19,6 +19,9 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class HookTest {
+    private static final CriuServices SERVICES = new StandaloneCriuServices("test", Stage.DUMP, LogLevel.ERROR,
+            java.nio.file.Path.of("."));
+
     @Test
     void idsAreCriusNumbersAndUnique() {
         assertEquals(Hook.values().length, Arrays.stream(Hook.values()).mapToInt(h -> h.id).distinct().count());
@@ -34,9 +37,15 @@ class HookTest {
                 assertNull(h.javaMethod, h + " runs in a forked child and must not enter Java");
                 continue;
             }
-            Method upcall = HookDispatcher.class.getDeclaredMethod(h.javaMethod,
-                    h.descriptor.toMethodType().parameterArray());
+            HookDispatcher dispatcher = new HookDispatcher(new RecordingPlugin(), SERVICES);
+            assertEquals(Bootstrap.descriptor(h).toMethodType(), Bootstrap.upcallTarget(dispatcher, h).type(),
+                    h + ": the upcall's C signature");
+            Method upcall = Arrays.stream(HookDispatcher.class.getDeclaredMethods())
+                    .filter(m -> m.getName().equals(h.javaMethod)).findFirst().orElseThrow();
             assertEquals(int.class, upcall.getReturnType());
+            for (Class<?> p : upcall.getParameterTypes()) {
+                assertFalse(MemorySegment.class.isAssignableFrom(p), "HookDispatcher." + h.javaMethod + " takes " + p);
+            }
             Method plugin = Arrays.stream(CriuPlugin.class.getMethods())
                     .filter(m -> m.getName().equals(h.javaMethod)).findFirst().orElse(null);
             assertNotNull(plugin, "CriuPlugin." + h.javaMethod);
@@ -68,7 +77,7 @@ class HookTest {
             stat.st_ino(st, 77);
             stat.st_mode(st, 0020660);
             stat.st_rdev(st, (226L << 8) | 128);
-            DeviceFile f = HookDispatcher.deviceFile(st);
+            DeviceFile f = Bootstrap.deviceFile(st);
             assertEquals(new DeviceFile(0x803, 77, 0020660, (226L << 8) | 128), f);
             assertTrue(f.isCharDevice());
             assertEquals(226, f.rdevMajor());

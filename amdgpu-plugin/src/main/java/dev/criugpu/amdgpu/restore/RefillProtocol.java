@@ -1,11 +1,7 @@
 package dev.criugpu.amdgpu.restore;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemoryLayout;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.StructLayout;
-
-import static java.lang.foreign.ValueLayout.JAVA_INT;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 
 /**
  * The refill request a restored task sends criu's main process (a SEND_FDS step of its KFD program): a 16-byte
@@ -15,8 +11,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
  */
 public final class RefillProtocol {
     public static final int MAGIC = 0x31465241; // "ARF1"
-    public static final StructLayout HEAD = MemoryLayout.structLayout(
-            JAVA_INT.withName("magic"), JAVA_INT.withName("file_id"), JAVA_INT.withName("num_fds"), JAVA_INT.withName("pid"));
+    public static final int HEAD_BYTES = 16;
     static final long MAGIC_AT = 0;
     static final long FILE_ID_AT = 4;
     static final long NUM_FDS_AT = 8;
@@ -25,13 +20,17 @@ public final class RefillProtocol {
     private RefillProtocol() {
     }
 
-    /** Head and indices of the request for KFD image {@code fileId}. */
-    public static MemorySegment request(Arena arena, int fileId, int[] boIndices) {
-        MemorySegment m = arena.allocate(HEAD.byteSize() + 4L * boIndices.length, 8);
-        m.set(JAVA_INT, MAGIC_AT, MAGIC);
-        m.set(JAVA_INT, FILE_ID_AT, fileId);
-        m.set(JAVA_INT, NUM_FDS_AT, boIndices.length);
-        MemorySegment.copy(boIndices, 0, m, JAVA_INT, HEAD.byteSize(), boIndices.length);
-        return m;
+    /** Head (pid 0, for a PUT_PID step to fill) and indices of the request for KFD image {@code fileId}. */
+    public static byte[] request(int fileId, int[] boIndices) {
+        ByteBuffer m = ByteBuffer.allocate(HEAD_BYTES + 4 * boIndices.length).order(ByteOrder.nativeOrder());
+        m.putInt((int) MAGIC_AT, MAGIC).putInt((int) FILE_ID_AT, fileId).putInt((int) NUM_FDS_AT, boIndices.length);
+        m.position(HEAD_BYTES);
+        m.asIntBuffer().put(boIndices);
+        return m.array();
+    }
+
+    /** The head's field at {@code at}, from {@code head} in the native byte order. */
+    static int field(byte[] head, long at) {
+        return ByteBuffer.wrap(head).order(ByteOrder.nativeOrder()).getInt((int) at);
     }
 }

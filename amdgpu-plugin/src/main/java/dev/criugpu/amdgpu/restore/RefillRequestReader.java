@@ -6,11 +6,10 @@ import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
 import dev.criugpu.api.bindings.gpu_plan_h;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /**
  * Reads one refill request ({@link RefillProtocol}) from the channel of KFD image {@code fileId}: the head, the BO
@@ -50,33 +49,33 @@ public final class RefillRequestReader {
     /** The request, or null when nothing at all arrived before {@code stopFd} fired. */
     public static RefillRequest read(int channel, int fileId, int stopFd) {
         String file = ImageNames.kfd(fileId);
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment head = a.allocate(RefillProtocol.HEAD);
-            long got = UnixSockets.readFully(channel, head, stopFd);
-            if (got == 0) return null;
-            if (got < head.byteSize()) {
-                throw new Refused(fileId, 0, file + ": refill request ended after " + got + " of " + head.byteSize()
-                        + " head bytes");
-            }
-            int pid = head.get(JAVA_INT, RefillProtocol.PID_AT);
-            String from = file + ": refill request from pid " + pid;
-            int magic = head.get(JAVA_INT, RefillProtocol.MAGIC_AT);
-            if (magic != RefillProtocol.MAGIC) {
-                throw new Refused(fileId, pid, String.format("%s has magic 0x%08x, not 0x%08x", from, magic, RefillProtocol.MAGIC));
-            }
-            if (head.get(JAVA_INT, RefillProtocol.FILE_ID_AT) != fileId) {
-                throw new Refused(fileId, pid, from + " names amdgpu-kfd-" + head.get(JAVA_INT, RefillProtocol.FILE_ID_AT)
-                        + ".img");
-            }
-            int n = head.get(JAVA_INT, RefillProtocol.NUM_FDS_AT);
-            if (n < 0 || n > MAX_FDS) throw new Refused(fileId, pid, from + " announces " + Integer.toUnsignedString(n) + " fds");
-            MemorySegment index = a.allocate(JAVA_INT, Math.max(1, n)).asSlice(0, 4L * n);
-            got = UnixSockets.readFully(channel, index, stopFd);
-            if (got < index.byteSize()) {
-                throw new Refused(fileId, pid, from + " ended after " + got / 4 + " of " + n + " BO indices");
-            }
-            return new RefillRequest(fileId, pid, index.toArray(JAVA_INT), receiveFds(channel, fileId, pid, from, n, stopFd));
+        byte[] head = new byte[RefillProtocol.HEAD_BYTES];
+        int got = UnixSockets.readFully(channel, head, stopFd);
+        if (got == 0) return null;
+        if (got < head.length) {
+            throw new Refused(fileId, 0, file + ": refill request ended after " + got + " of " + head.length
+                    + " head bytes");
         }
+        int pid = RefillProtocol.field(head, RefillProtocol.PID_AT);
+        String from = file + ": refill request from pid " + pid;
+        int magic = RefillProtocol.field(head, RefillProtocol.MAGIC_AT);
+        if (magic != RefillProtocol.MAGIC) {
+            throw new Refused(fileId, pid, String.format("%s has magic 0x%08x, not 0x%08x", from, magic, RefillProtocol.MAGIC));
+        }
+        if (RefillProtocol.field(head, RefillProtocol.FILE_ID_AT) != fileId) {
+            throw new Refused(fileId, pid, from + " names amdgpu-kfd-" + RefillProtocol.field(head, RefillProtocol.FILE_ID_AT)
+                    + ".img");
+        }
+        int n = RefillProtocol.field(head, RefillProtocol.NUM_FDS_AT);
+        if (n < 0 || n > MAX_FDS) throw new Refused(fileId, pid, from + " announces " + Integer.toUnsignedString(n) + " fds");
+        byte[] index = new byte[4 * n];
+        got = UnixSockets.readFully(channel, index, stopFd);
+        if (got < index.length) {
+            throw new Refused(fileId, pid, from + " ended after " + got / 4 + " of " + n + " BO indices");
+        }
+        int[] indices = new int[n];
+        ByteBuffer.wrap(index).order(ByteOrder.nativeOrder()).asIntBuffer().get(indices);
+        return new RefillRequest(fileId, pid, indices, receiveFds(channel, fileId, pid, from, n, stopFd));
     }
 
     private static int[] receiveFds(int channel, int fileId, int pid, String from, int n, int stopFd) {

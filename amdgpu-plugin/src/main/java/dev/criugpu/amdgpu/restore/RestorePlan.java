@@ -12,7 +12,6 @@ import dev.criugpu.api.Errno;
 import dev.criugpu.api.plan.ChildPlan;
 
 import java.io.IOException;
-import java.lang.foreign.MemorySegment;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -63,11 +62,6 @@ public final class RestorePlan implements AutoCloseable {
     /** What the restored tasks run. */
     public ChildPlan childPlan() {
         return plan;
-    }
-
-    /** Address of the plan, for the executor. */
-    public MemorySegment address() {
-        return plan.address();
     }
 
     /** The local GPUs this restore copies to: each gets its refill worker before criu forks. */
@@ -134,7 +128,7 @@ public final class RestorePlan implements AutoCloseable {
                 }
                 programs.addRender(id, renderMinor(local, actual));
             }
-            plan.address();
+            plan.sealed();
             return new RestorePlan(plan, Map.copyOf(mappings), Map.copyOf(kfds), local);
         } catch (RuntimeException e) {
             plan.close();

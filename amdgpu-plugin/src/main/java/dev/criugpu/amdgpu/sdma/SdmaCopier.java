@@ -5,6 +5,7 @@ import dev.criugpu.amdgpu.bindings.amdgpu_bo_import_result;
 import dev.criugpu.amdgpu.bindings.amdgpu_cs_fence;
 import dev.criugpu.amdgpu.bindings.amdgpu_cs_ib_info;
 import dev.criugpu.amdgpu.bindings.amdgpu_cs_request;
+import dev.criugpu.amdgpu.bindings.amdgpu_gpu_info;
 import dev.criugpu.amdgpu.bindings.amdgpu_h;
 import dev.criugpu.amdgpu.images.PagesFileReader;
 import dev.criugpu.amdgpu.images.PagesFileWriter;
@@ -39,7 +40,7 @@ public final class SdmaCopier implements AutoCloseable {
     private final SdmaLinearCopy.CountEncoding encoding;
 
     /** {@code bufferBytes} is rounded down to whole pages (at least one). */
-    public SdmaCopier(AmdgpuDevice dev, long bufferBytes, SdmaLinearCopy.CountEncoding encoding) {
+    private SdmaCopier(AmdgpuDevice dev, long bufferBytes, SdmaLinearCopy.CountEncoding encoding) {
         this.dev = dev;
         this.encoding = encoding;
         long pages = Math.max(PAGE, bufferBytes & -PAGE);
@@ -222,5 +223,48 @@ public final class SdmaCopier implements AutoCloseable {
     @Override
     public void close() {
         arena.close();
+    }
+
+    /** A libdrm_amdgpu device handle on a render-node fd the caller keeps open, with the GPU family it reports. */
+    private static final class AmdgpuDevice implements AutoCloseable {
+        private final MemorySegment handle;
+        private final int familyId;
+
+        private AmdgpuDevice(MemorySegment handle, int familyId) {
+            this.handle = handle;
+            this.familyId = familyId;
+        }
+
+        /** amdgpu_device_initialize + amdgpu_query_gpu_info on {@code renderFd}. */
+        public static AmdgpuDevice open(int renderFd) {
+            try (Arena a = Arena.ofConfined()) {
+                MemorySegment major = a.allocate(JAVA_INT);
+                MemorySegment minor = a.allocate(JAVA_INT);
+                MemorySegment dev = a.allocate(ADDRESS);
+                DrmResult.check(amdgpu_h.amdgpu_device_initialize(renderFd, major, minor, dev), "amdgpu_device_initialize");
+                MemorySegment handle = dev.get(ADDRESS, 0);
+                MemorySegment info = amdgpu_gpu_info.allocate(a);
+                info.fill((byte) 0);
+                int rc = amdgpu_h.amdgpu_query_gpu_info(handle, info);
+                if (rc != 0) {
+                    amdgpu_h.amdgpu_device_deinitialize(handle);
+                    DrmResult.check(rc, "amdgpu_query_gpu_info");
+                }
+                return new AmdgpuDevice(handle, amdgpu_gpu_info.family_id(info));
+            }
+        }
+
+        public MemorySegment handle() {
+            return handle;
+        }
+
+        public int familyId() {
+            return familyId;
+        }
+
+        @Override
+        public void close() {
+            DrmResult.check(amdgpu_h.amdgpu_device_deinitialize(handle), "amdgpu_device_deinitialize");
+        }
     }
 }

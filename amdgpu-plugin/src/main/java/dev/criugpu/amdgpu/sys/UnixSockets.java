@@ -11,6 +11,7 @@ import dev.criugpu.api.sys.SyscallException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
@@ -48,12 +49,13 @@ public final class UnixSockets {
     }
 
     /**
-     * Fills {@code buf} from {@code fd}; returns the bytes read, less than asked when the peer closed the
+     * Fills {@code into} from {@code fd}; returns the bytes read, less than asked when the peer closed the
      * connection or {@code stopFd} fired while no more data was there.
      */
-    public static long readFully(int fd, MemorySegment buf, int stopFd) {
+    public static int readFully(int fd, byte[] into, int stopFd) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment st = a.allocate(socket_h.CALL_STATE);
+            MemorySegment buf = a.allocate(Math.max(1, into.length)).asSlice(0, into.length);
             long done = 0;
             while (done < buf.byteSize()) {
                 long n = socket_h.recv(st, fd, buf.asSlice(done), buf.byteSize() - done, socket_h.MSG_DONTWAIT());
@@ -67,7 +69,8 @@ public final class UnixSockets {
                 if (e != Errno.EAGAIN) throw failure("recv", st);
                 if (!awaitReadable(fd, stopFd)) break;
             }
-            return done;
+            MemorySegment.copy(buf, JAVA_BYTE, 0, into, 0, (int) done);
+            return (int) done;
         }
     }
 

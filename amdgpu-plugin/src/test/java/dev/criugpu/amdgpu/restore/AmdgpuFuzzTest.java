@@ -196,8 +196,7 @@ class AmdgpuFuzzTest {
         int stop = UnixSockets.eventFd();
         UnixSockets.signal(stop); // what has not arrived once the peer is gone never will
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment valid = RefillProtocol.request(a, 5, new int[] {0, 1, 3});
-            byte[] bytes = valid.toArray(JAVA_BYTE);
+            byte[] bytes = RefillProtocol.request(5, new int[] {0, 1, 3});
             for (int i = 0; i < ITERATIONS; i++) {
                 byte[] m = i % 10 == 0 ? bytes.clone() : mutate(bytes, r);
                 int[] pair = UnixSockets.pair();

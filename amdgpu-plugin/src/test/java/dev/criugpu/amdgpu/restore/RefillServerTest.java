@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -47,7 +48,7 @@ class RefillServerTest {
 
     private static void send(int fd, int fileId, int magic) {
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment head = RefillProtocol.request(a, fileId, new int[0]);
+            MemorySegment head = a.allocateFrom(JAVA_BYTE, RefillProtocol.request(fileId, new int[0]));
             head.set(JAVA_INT, RefillProtocol.MAGIC_AT, magic);
             head.set(JAVA_INT, RefillProtocol.PID_AT, 4242);
             MemorySegment st = a.allocate(socket_h.CALL_STATE);

@@ -127,7 +127,7 @@ class RestoreExecutorTest {
 
             // The C executor runs in a forked task; the Java reference then runs here from the same KFD state.
             String fromC = KfdSimulator.reportChild(c.restoreExtFile(), c.updateVmaMap(), c.context(), ids, queries);
-            String fromJava = javaReport(new JavaPlanExecutor(forJava.address(), KfdSimulator.syscalls(), 100,
+            String fromJava = javaReport(new JavaPlanExecutor(forJava.childPlan().sealed().address(), KfdSimulator.syscalls(), 100,
                     SimulatedHost.CALLS.fdstoreGet()), ids, queries);
             assertEquals(fromJava, fromC);
 

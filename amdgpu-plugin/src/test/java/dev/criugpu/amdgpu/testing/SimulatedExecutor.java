@@ -16,6 +16,6 @@ public record SimulatedExecutor(MemorySegment restoreExtFile, MemorySegment upda
 
     public static SimulatedExecutor load(ChildPlan plan) {
         return new SimulatedExecutor(LIB.find("gpu_plan_restore_ext_file").orElseThrow(),
-                LIB.find("gpu_plan_update_vma_map").orElseThrow(), plan.context(SimulatedHost.CALLS));
+                LIB.find("gpu_plan_update_vma_map").orElseThrow(), plan.sealed().context(SimulatedHost.CALLS));
     }
 }

@@ -3,14 +3,18 @@ package dev.criugpu.amdgpu.testing;
 import dev.criugpu.amdgpu.AmdgpuHost;
 import dev.criugpu.amdgpu.dump.DeviceClassifier;
 import dev.criugpu.api.plan.Fdstore;
-import dev.criugpu.api.plan.PlanCalls;
+import dev.criugpu.api.sys.PlanCalls;
 
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 
 import static dev.criugpu.amdgpu.dump.DeviceNumbers.makedev;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /** An {@link AmdgpuHost} backed by the simulated KFD and libdrm: KFD is device 235:0, render nodes 226:128+. */
 public final class SimulatedHost {
@@ -21,6 +25,9 @@ public final class SimulatedHost {
             KfdSimulator.symbol("kfdsim_close"), KfdSimulator.symbol("kfdsim_ioctl"),
             KfdSimulator.symbol("kfdsim_find_unused_fd"), KfdSimulator.symbol("kfdsim_log"),
             KfdSimulator.symbol("kfdsim_fdstore_get"));
+
+    private static final MethodHandle FDSTORE_ADD = Linker.nativeLinker().downcallHandle(
+            KfdSimulator.symbol("kfdsim_fdstore_add"), FunctionDescriptor.of(JAVA_INT, JAVA_INT));
 
     private SimulatedHost() {
     }
@@ -34,6 +41,12 @@ public final class SimulatedHost {
         KfdSimulator.setShmDir(hsakmtShm.getParent());
         return new AmdgpuHost(KfdSimulator.syscalls(), topologyRoot,
                 new DeviceClassifier(OptionalLong.of(KFD_RDEV), OptionalLong.of(FIRST_RENDER_RDEV)),
-                hsakmtShm, env, Optional.of(Fdstore.of(KfdSimulator.symbol("kfdsim_fdstore_add"))));
+                hsakmtShm, env, Optional.of(Fdstore.of(fd -> {
+                    try {
+                        return (int) FDSTORE_ADD.invokeExact(fd);
+                    } catch (Throwable t) {
+                        throw new IllegalStateException("kfdsim_fdstore_add", t);
+                    }
+                })));
     }
 }

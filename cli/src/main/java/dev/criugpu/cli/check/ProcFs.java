@@ -1,13 +1,8 @@
 package dev.criugpu.cli.check;
 
-import dev.criugpu.api.bindings.stat;
+import dev.criugpu.cli.sys.LibcStat;
 
 import java.io.IOException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -24,9 +19,6 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeMap;
-
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /**
  * What {@code criu-gpu check} reads: /proc (or a tree laid out like it, for tests), nothing else. Every read tolerates a
@@ -266,22 +258,12 @@ public class ProcFs {
     }
 
     /**
-     * One stat(2) of {@code p}: libc's, which gives st_blocks too (glibc 2.33+ exports {@code stat}); without it, the
-     * JDK's unix attributes, with the length standing in for the allocated size.
+     * One stat(2) of {@code p}: libc's, which gives st_blocks too; without it, the JDK's unix attributes, with the
+     * length standing in for the allocated size.
      */
     protected Optional<FileStat> stat(Path p) {
-        return Libc.STAT == null ? statByJdk(p) : statByLibc(p);
-    }
-
-    private static Optional<FileStat> statByLibc(Path p) {
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment st = stat.allocate(a);
-            if ((int) Libc.STAT.invokeExact(a.allocateFrom(p.toString()), st) != 0) return Optional.empty();
-            return Optional.of(fileStat(stat.st_size(st), stat.st_blocks(st) * 512, stat.st_nlink(st), stat.st_dev(st),
-                    stat.st_ino(st), stat.st_mode(st)));
-        } catch (Throwable t) {
-            return Optional.empty();
-        }
+        if (!LibcStat.available()) return statByJdk(p);
+        return LibcStat.of(p).map(st -> fileStat(st.size(), st.blocks() * 512, st.nlink(), st.dev(), st.inode(), st.mode()));
     }
 
     private static Optional<FileStat> statByJdk(Path p) {
@@ -301,21 +283,5 @@ public class ProcFs {
         long minor = (dev & 0xff) | ((dev >>> 12) & ~0xffL);
         return new FileStat(size, allocated, nlink, String.format("%02x:%02x", major, minor), inode,
                 (mode & 0xf000) == 0x8000);
-    }
-
-    /** libc's stat, bound on first use (FFM: the launcher passes --enable-native-access). */
-    private static final class Libc {
-        static final MethodHandle STAT = bindStat();
-    }
-
-    private static MethodHandle bindStat() {
-        try {
-            Linker linker = Linker.nativeLinker();
-            return linker.defaultLookup().find("stat")
-                    .map(a -> linker.downcallHandle(a, FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS)))
-                    .orElse(null);
-        } catch (RuntimeException | LinkageError e) {
-            return null;
-        }
     }
 }

@@ -27,7 +27,7 @@ public final class RawPagesBench {
                 try (RawPages.Writer w = RawPages.create(file)) {
                     while (bytes < total) {
                         long n = Math.min(BUF, total - bytes);
-                        w.write(buf.asSlice(0, n));
+                        w.write(buf.asSlice(0, n).asByteBuffer());
                         bytes += n;
                     }
                     w.commit();
@@ -36,7 +36,7 @@ public final class RawPagesBench {
                 try (RawPages.Reader r = RawPages.open(file)) {
                     while (bytes < r.size()) {
                         long n = Math.min(BUF, r.size() - bytes);
-                        r.readFully(buf.asSlice(0, n));
+                        r.readFully(buf.asSlice(0, n).asByteBuffer());
                         bytes += n;
                     }
                 }

@@ -1,15 +1,9 @@
 package dev.criugpu.api.plan;
 
-import dev.criugpu.api.bindings.gpu_plan;
-import dev.criugpu.api.bindings.gpu_plan_child;
-import dev.criugpu.api.bindings.gpu_plan_h;
-import dev.criugpu.api.bindings.gpu_plan_path;
-import dev.criugpu.api.bindings.gpu_plan_program;
-import dev.criugpu.api.bindings.gpu_plan_seam;
-import dev.criugpu.api.bindings.gpu_plan_vma;
+import dev.criugpu.api.sys.PlanMemory;
+import dev.criugpu.api.sys.PlanMemory.Mapping;
+import dev.criugpu.api.sys.PlanMemory.PathClaim;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -22,28 +16,29 @@ import java.util.List;
  * {@link dev.criugpu.api.CriuServices#setChildExecutor}; it must stay open until the restore ends.
  */
 public final class ChildPlan implements AutoCloseable {
-    private record Mapping(long addr, long oldOffset, MemorySegment newOffset, int slot) {
-    }
-
-    private record PathClaim(String pattern, boolean prefix, boolean reopen, String substitute) {
-    }
-
-    private final Arena arena = Arena.ofShared();
+    private final PlanMemory memory = new PlanMemory();
     private final String name;
     private final List<PlanProgram> programs = new ArrayList<>();
     private final List<Mapping> mappings = new ArrayList<>();
     private final List<PathClaim> paths = new ArrayList<>();
     private int slots;
-    private MemorySegment sealed;
+    private boolean sealed;
 
     /** {@code name} prefixes the executor's log lines, e.g. {@code amdgpu}. */
     public ChildPlan(String name) {
         this.name = name;
     }
 
-    /** Where the plan's buffers (ioctl arguments, messages) live: as long as the plan, inherited by every task. */
-    public Arena arena() {
-        return arena;
+    /** A zeroed buffer of {@code bytes} for ioctl arguments, messages and results: as long as the plan, inherited by every task. */
+    public PlanBuffer allocate(long bytes) {
+        checkOpen();
+        return memory.allocate(bytes);
+    }
+
+    /** A plan buffer holding {@code bytes}. */
+    public PlanBuffer copyOf(byte[] bytes) {
+        checkOpen();
+        return memory.copyOf(bytes);
     }
 
     /** A new fd slot; a slot holds one fd per task, shared by the programs that task runs. */
@@ -55,7 +50,7 @@ public final class ChildPlan implements AutoCloseable {
     /** The program RESTORE_EXT_FILE({@code fileId}) runs. */
     public PlanProgram program(int fileId) {
         checkOpen();
-        PlanProgram p = new PlanProgram(arena, fileId);
+        PlanProgram p = new PlanProgram(memory, fileId);
         programs.add(p);
         return p;
     }
@@ -65,7 +60,7 @@ public final class ChildPlan implements AutoCloseable {
      * {@code newOffset} (8 bytes of a plan buffer), mapped through a dup of {@code slot}'s fd; it takes effect once a
      * program's {@link PlanProgram#enableVmas} step covers its row. Returns the row.
      */
-    public int addMapping(long addr, long oldOffset, MemorySegment newOffset, int slot) {
+    public int addMapping(long addr, long oldOffset, PlanBuffer newOffset, int slot) {
         checkOpen();
         mappings.add(new Mapping(addr, oldOffset, newOffset, slot));
         return mappings.size() - 1;
@@ -95,77 +90,24 @@ public final class ChildPlan implements AutoCloseable {
         paths.add(new PathClaim(pattern, prefix, false, substitute));
     }
 
-    /** The plan ({@code struct gpu_plan}); nothing can be added after the first call. */
-    public synchronized MemorySegment address() {
-        if (sealed == null) sealed = seal();
-        return sealed;
-    }
-
     /**
-     * What the shim hands the executor in a restored task ({@code struct gpu_plan_child}): this plan and the calls
-     * the executor makes there.
+     * The plan in native memory ({@code struct gpu_plan}, for the shim's executor); nothing can be added after the
+     * first call.
      */
-    public MemorySegment context(PlanCalls calls) {
-        MemorySegment seam = gpu_plan_seam.allocate(arena);
-        gpu_plan_seam.open(seam, calls.open());
-        gpu_plan_seam.close(seam, calls.close());
-        gpu_plan_seam.ioctl(seam, calls.ioctl());
-        gpu_plan_seam.find_unused_fd(seam, calls.findUnusedFd());
-        gpu_plan_seam.log(seam, calls.log());
-        gpu_plan_seam.fdstore_get(seam, calls.fdstoreGet());
-        MemorySegment ctx = gpu_plan_child.allocate(arena);
-        gpu_plan_child.plan(ctx, address());
-        gpu_plan_child.seam(ctx, seam);
-        return ctx;
+    public synchronized PlanMemory sealed() {
+        if (!sealed) {
+            memory.write(name, slots, programs.stream().map(PlanProgram::rows).toList(), mappings, paths);
+            sealed = true;
+        }
+        return memory;
     }
 
     private void checkOpen() {
-        if (sealed != null) throw new IllegalStateException("the " + name + " plan is built already");
-    }
-
-    private MemorySegment seal() {
-        MemorySegment plan = gpu_plan.allocate(arena);
-        gpu_plan.version(plan, gpu_plan_h.GPU_PLAN_VERSION());
-        gpu_plan.name(plan, arena.allocateFrom(name));
-
-        MemorySegment progs = gpu_plan_program.allocateArray(Math.max(1, programs.size()), arena);
-        for (int i = 0; i < programs.size(); i++) {
-            MemorySegment s = gpu_plan_program.asSlice(progs, i);
-            gpu_plan_program.file_id(s, programs.get(i).fileId());
-            gpu_plan_program.num_steps(s, programs.get(i).size());
-            gpu_plan_program.steps(s, programs.get(i).steps());
-        }
-        gpu_plan.num_programs(plan, programs.size());
-        gpu_plan.programs(plan, progs);
-
-        MemorySegment rows = gpu_plan_vma.allocateArray(Math.max(1, mappings.size()), arena);
-        for (int i = 0; i < mappings.size(); i++) {
-            MemorySegment r = gpu_plan_vma.asSlice(rows, i);
-            gpu_plan_vma.addr(r, mappings.get(i).addr());
-            gpu_plan_vma.old_offset(r, mappings.get(i).oldOffset());
-            gpu_plan_vma.new_offset(r, mappings.get(i).newOffset());
-            gpu_plan_vma.slot(r, mappings.get(i).slot());
-        }
-        gpu_plan.num_vmas(plan, mappings.size());
-        gpu_plan.vmas(plan, rows);
-
-        MemorySegment claims = gpu_plan_path.allocateArray(Math.max(1, paths.size()), arena);
-        for (int i = 0; i < paths.size(); i++) {
-            MemorySegment c = gpu_plan_path.asSlice(claims, i);
-            gpu_plan_path.pattern(c, arena.allocateFrom(paths.get(i).pattern()));
-            gpu_plan_path.prefix(c, paths.get(i).prefix() ? 1 : 0);
-            gpu_plan_path.reopen(c, paths.get(i).reopen() ? 1 : 0);
-            String sub = paths.get(i).substitute();
-            gpu_plan_path.substitute(c, sub == null ? MemorySegment.NULL : arena.allocateFrom(sub));
-        }
-        gpu_plan.num_paths(plan, paths.size());
-        gpu_plan.paths(plan, claims);
-        gpu_plan.num_slots(plan, slots);
-        return plan;
+        if (sealed) throw new IllegalStateException("the " + name + " plan is built already");
     }
 
     @Override
     public void close() {
-        arena.close();
+        memory.close();
     }
 }

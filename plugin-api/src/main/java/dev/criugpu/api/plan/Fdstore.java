@@ -3,12 +3,8 @@ package dev.criugpu.api.plan;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
 
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
-
-import static java.lang.foreign.ValueLayout.JAVA_INT;
+import java.util.Objects;
+import java.util.function.IntUnaryOperator;
 
 /**
  * criu's fdstore: fds criu's main process keeps on a service socket that every forked task inherits (unlike
@@ -18,28 +14,20 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
  */
 public final class Fdstore {
     private static final String NEEDS = "criu 4.2 or newer is needed to restore device files in restored tasks";
-    private final MethodHandle add;
+    private final IntUnaryOperator add;
 
-    private Fdstore(MethodHandle add) {
+    private Fdstore(IntUnaryOperator add) {
         this.add = add;
     }
 
     /** Over criu's {@code int fdstore_add(int fd)} (or a simulator's function of that shape). */
-    public static Fdstore of(MemorySegment fdstoreAdd) {
-        if (fdstoreAdd.equals(MemorySegment.NULL)) {
-            throw new CriuException(Errno.ENOTSUP, "this criu exports no fdstore_add (" + NEEDS + ")");
-        }
-        return new Fdstore(Linker.nativeLinker().downcallHandle(fdstoreAdd, FunctionDescriptor.of(JAVA_INT, JAVA_INT)));
+    public static Fdstore of(IntUnaryOperator fdstoreAdd) {
+        return new Fdstore(Objects.requireNonNull(fdstoreAdd, "fdstore_add"));
     }
 
     /** Stores a copy of {@code fd}; returns its id. */
     public int add(int fd) {
-        int id;
-        try {
-            id = (int) add.invokeExact(fd);
-        } catch (Throwable t) {
-            throw new IllegalStateException("fdstore_add", t);
-        }
+        int id = add.applyAsInt(fd);
         if (id < 0) throw new CriuException(Errno.ENOTSUP, "criu's fdstore refused an fd (" + NEEDS + ")");
         return id;
     }

@@ -1,5 +1,6 @@
 package dev.criugpu.api.plan;
 
+import dev.criugpu.api.sys.PlanCalls;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -76,7 +77,7 @@ class ChildPlanExecutorTest {
             int slot = plan.newSlot();
             plan.program(7).open(slot, "/dev/null", 02 | 02000000, false).handOver(slot, "the stand-in");
             plan.substitutePath("/dev/nvidia", true, "/dev/zero");
-            MemorySegment ctx = plan.context(calls());
+            MemorySegment ctx = plan.sealed().context(calls());
             MethodHandle restore = L.downcallHandle(lib.find("gpu_plan_restore_ext_file").orElseThrow(),
                     FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
             MethodHandle update = L.downcallHandle(lib.find("gpu_plan_update_vma_map").orElseThrow(),

@@ -1,4 +1,4 @@
-package dev.criugpu.api.plan;
+package dev.criugpu.api.sys;
 
 import java.lang.foreign.MemorySegment;
 

@@ -1,0 +1,164 @@
+package dev.criugpu.api.sys;
+
+import dev.criugpu.api.bindings.gpu_plan;
+import dev.criugpu.api.bindings.gpu_plan_child;
+import dev.criugpu.api.bindings.gpu_plan_h;
+import dev.criugpu.api.bindings.gpu_plan_path;
+import dev.criugpu.api.bindings.gpu_plan_program;
+import dev.criugpu.api.bindings.gpu_plan_seam;
+import dev.criugpu.api.bindings.gpu_plan_step;
+import dev.criugpu.api.bindings.gpu_plan_vma;
+import dev.criugpu.api.plan.PlanBuffer;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * The native side of a {@link dev.criugpu.api.plan.ChildPlan}: the shared arena its buffers live in, and the writer
+ * of {@code struct gpu_plan} (native/plan/gpu_plan.h) from the plan's Java rows. The plan package speaks Java types;
+ * this class and the vendors' layout facades are the only ones that see the segments.
+ */
+public final class PlanMemory implements AutoCloseable {
+    /** A plan buffer: a segment of the plan's arena. */
+    private record Buffer(MemorySegment segment) implements PlanBuffer {
+        @Override
+        public long byteSize() {
+            return segment.byteSize();
+        }
+
+        @Override
+        public PlanBuffer slice(long offset, long size) {
+            return new Buffer(segment.asSlice(offset, size));
+        }
+    }
+
+    /** One step of a program (struct gpu_plan_step); {@code buf} and {@code fdBuf} may be null. */
+    public record Step(int op, int slot, String what, PlanBuffer buf, long arg, long arg2, long len, PlanBuffer fdBuf,
+                       long[] fdOffsets) {
+    }
+
+    public record Program(int fileId, List<Step> steps) {
+    }
+
+    public record Mapping(long addr, long oldOffset, PlanBuffer newOffset, int slot) {
+    }
+
+    public record PathClaim(String pattern, boolean prefix, boolean reopen, String substitute) {
+    }
+
+    private final Arena arena = Arena.ofShared();
+    private MemorySegment plan;
+
+    /** The segment behind a buffer of a plan, for a layout facade that fills it with a vendor's structs. */
+    public static MemorySegment segment(PlanBuffer buffer) {
+        return ((Buffer) buffer).segment();
+    }
+
+    /** {@code bytes} zeroed bytes, aligned for any C scalar. */
+    public PlanBuffer allocate(long bytes) {
+        return new Buffer(arena.allocate(Math.max(1, bytes), 8).asSlice(0, bytes));
+    }
+
+    public PlanBuffer copyOf(byte[] bytes) {
+        PlanBuffer b = allocate(bytes.length);
+        MemorySegment.copy(bytes, 0, segment(b), JAVA_BYTE, 0, bytes.length);
+        return b;
+    }
+
+    /** Writes {@code struct gpu_plan}; the rows must not change afterwards. */
+    public void write(String name, int slots, List<Program> programs, List<Mapping> mappings, List<PathClaim> paths) {
+        if (plan != null) throw new IllegalStateException("the " + name + " plan is written already");
+        MemorySegment p = gpu_plan.allocate(arena);
+        gpu_plan.version(p, gpu_plan_h.GPU_PLAN_VERSION());
+        gpu_plan.name(p, arena.allocateFrom(name));
+
+        MemorySegment progs = gpu_plan_program.allocateArray(Math.max(1, programs.size()), arena);
+        for (int i = 0; i < programs.size(); i++) {
+            MemorySegment s = gpu_plan_program.asSlice(progs, i);
+            gpu_plan_program.file_id(s, programs.get(i).fileId());
+            gpu_plan_program.num_steps(s, programs.get(i).steps().size());
+            gpu_plan_program.steps(s, steps(programs.get(i).steps()));
+        }
+        gpu_plan.num_programs(p, programs.size());
+        gpu_plan.programs(p, progs);
+
+        MemorySegment rows = gpu_plan_vma.allocateArray(Math.max(1, mappings.size()), arena);
+        for (int i = 0; i < mappings.size(); i++) {
+            MemorySegment r = gpu_plan_vma.asSlice(rows, i);
+            gpu_plan_vma.addr(r, mappings.get(i).addr());
+            gpu_plan_vma.old_offset(r, mappings.get(i).oldOffset());
+            gpu_plan_vma.new_offset(r, segment(mappings.get(i).newOffset()));
+            gpu_plan_vma.slot(r, mappings.get(i).slot());
+        }
+        gpu_plan.num_vmas(p, mappings.size());
+        gpu_plan.vmas(p, rows);
+
+        MemorySegment claims = gpu_plan_path.allocateArray(Math.max(1, paths.size()), arena);
+        for (int i = 0; i < paths.size(); i++) {
+            MemorySegment c = gpu_plan_path.asSlice(claims, i);
+            gpu_plan_path.pattern(c, arena.allocateFrom(paths.get(i).pattern()));
+            gpu_plan_path.prefix(c, paths.get(i).prefix() ? 1 : 0);
+            gpu_plan_path.reopen(c, paths.get(i).reopen() ? 1 : 0);
+            String sub = paths.get(i).substitute();
+            gpu_plan_path.substitute(c, sub == null ? MemorySegment.NULL : arena.allocateFrom(sub));
+        }
+        gpu_plan.num_paths(p, paths.size());
+        gpu_plan.paths(p, claims);
+        gpu_plan.num_slots(p, slots);
+        plan = p;
+    }
+
+    private MemorySegment steps(List<Step> steps) {
+        MemorySegment array = gpu_plan_step.allocateArray(Math.max(1, steps.size()), arena);
+        for (int i = 0; i < steps.size(); i++) {
+            Step st = steps.get(i);
+            MemorySegment s = gpu_plan_step.asSlice(array, i);
+            gpu_plan_step.op(s, st.op());
+            gpu_plan_step.slot(s, st.slot());
+            gpu_plan_step.what(s, arena.allocateFrom(st.what()));
+            if (st.buf() != null) gpu_plan_step.buf(s, segment(st.buf()));
+            gpu_plan_step.arg(s, st.arg());
+            gpu_plan_step.arg2(s, st.arg2());
+            gpu_plan_step.len(s, st.len());
+            if (st.fdBuf() != null) gpu_plan_step.fd_buf(s, segment(st.fdBuf()));
+            if (st.fdOffsets() != null) {
+                long[] o = st.fdOffsets();
+                gpu_plan_step.fd_offsets(s, arena.allocateFrom(JAVA_LONG, o.length == 0 ? new long[1] : o));
+            }
+        }
+        return array;
+    }
+
+    /** The plan ({@code struct gpu_plan}), once {@link #write written}. */
+    public MemorySegment address() {
+        if (plan == null) throw new IllegalStateException("the plan is not written yet");
+        return plan;
+    }
+
+    /**
+     * What the shim hands the executor in a restored task ({@code struct gpu_plan_child}): this plan and the calls
+     * the executor makes there.
+     */
+    public MemorySegment context(PlanCalls calls) {
+        MemorySegment seam = gpu_plan_seam.allocate(arena);
+        gpu_plan_seam.open(seam, calls.open());
+        gpu_plan_seam.close(seam, calls.close());
+        gpu_plan_seam.ioctl(seam, calls.ioctl());
+        gpu_plan_seam.find_unused_fd(seam, calls.findUnusedFd());
+        gpu_plan_seam.log(seam, calls.log());
+        gpu_plan_seam.fdstore_get(seam, calls.fdstoreGet());
+        MemorySegment ctx = gpu_plan_child.allocate(arena);
+        gpu_plan_child.plan(ctx, address());
+        gpu_plan_child.seam(ctx, seam);
+        return ctx;
+    }
+
+    @Override
+    public void close() {
+        arena.close();
+    }
+}
