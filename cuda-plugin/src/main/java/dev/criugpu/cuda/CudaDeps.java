@@ -3,7 +3,7 @@ package dev.criugpu.cuda;
 import dev.criugpu.cuda.agent.AgentLink;
 import dev.criugpu.cuda.backend.BackendSelection;
 import dev.criugpu.cuda.backend.CudaBackend;
-import dev.criugpu.cuda.ptrace.RestoreThreadControl;
+import dev.criugpu.cuda.sys.RestoreThreadControl;
 
 import java.util.List;
 import java.util.function.Supplier;

@@ -23,7 +23,7 @@ import dev.criugpu.cuda.agent.AgentClient;
 import dev.criugpu.cuda.image.CudaTaskImages;
 import dev.criugpu.cuda.inherited.InheritedDevices;
 import dev.criugpu.cuda.inherited.InheritedPlan;
-import dev.criugpu.cuda.ptrace.RestoreThreads;
+import dev.criugpu.cuda.sys.RestoreThreads;
 import dev.criugpu.inventory.ImageException;
 import dev.criugpu.inventory.TreeTasks;
 import org.slf4j.Logger;

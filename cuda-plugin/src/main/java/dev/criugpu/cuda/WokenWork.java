@@ -2,7 +2,7 @@ package dev.criugpu.cuda;
 
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Interrupts;
-import dev.criugpu.cuda.ptrace.RestoreThreadControl;
+import dev.criugpu.cuda.sys.RestoreThreadControl;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -1,6 +1,6 @@
 package dev.criugpu.cuda;
 
-import dev.criugpu.cuda.ptrace.RestoreThreadControl;
+import dev.criugpu.cuda.sys.RestoreThreadControl;
 
 import java.util.HashSet;
 import java.util.Set;

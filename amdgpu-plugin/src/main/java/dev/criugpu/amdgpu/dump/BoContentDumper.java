@@ -5,7 +5,7 @@ import dev.criugpu.amdgpu.images.ImageNames;
 import dev.criugpu.amdgpu.images.PagesFileWriter;
 import dev.criugpu.amdgpu.kfd.BoBucket;
 import dev.criugpu.amdgpu.kfd.KfdCheckpoint;
-import dev.criugpu.amdgpu.sdma.SdmaCopier;
+import dev.criugpu.amdgpu.sys.SdmaCopier;
 import dev.criugpu.amdgpu.topology.KfdNode;
 import dev.criugpu.amdgpu.topology.NodeProperty;
 import dev.criugpu.amdgpu.topology.Topology;

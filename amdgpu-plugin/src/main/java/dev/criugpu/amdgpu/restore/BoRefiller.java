@@ -7,7 +7,7 @@ import dev.criugpu.amdgpu.images.proto.CriuKfd;
 import dev.criugpu.amdgpu.images.proto.KfdBoEntry;
 import dev.criugpu.amdgpu.images.proto.KfdDeviceEntry;
 import dev.criugpu.amdgpu.kfd.BoBucket;
-import dev.criugpu.amdgpu.sdma.SdmaCopier;
+import dev.criugpu.amdgpu.sys.SdmaCopier;
 import dev.criugpu.amdgpu.sys.UnixSockets;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;

@@ -1,7 +1,9 @@
 package dev.criugpu.cuda.gpu;
 
-import dev.criugpu.cuda.gpu.MemorySource.FreeMemory;
-import dev.criugpu.cuda.gpu.MemorySource.ProcessMemory;
+import dev.criugpu.cuda.sys.NvmlMemory;
+import dev.criugpu.cuda.sys.MemorySource;
+import dev.criugpu.cuda.sys.MemorySource.FreeMemory;
+import dev.criugpu.cuda.sys.MemorySource.ProcessMemory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -1,5 +1,6 @@
 package dev.criugpu.cuda.gpu;
 
+import dev.criugpu.cuda.sys.NvmlMemory;
 import dev.criugpu.api.LogLevel;
 import dev.criugpu.api.log.CriuLog;
 

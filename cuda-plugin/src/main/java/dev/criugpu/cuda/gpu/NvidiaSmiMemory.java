@@ -1,5 +1,6 @@
 package dev.criugpu.cuda.gpu;
 
+import dev.criugpu.cuda.sys.MemorySource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

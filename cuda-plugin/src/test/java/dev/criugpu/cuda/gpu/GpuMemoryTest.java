@@ -1,8 +1,10 @@
 package dev.criugpu.cuda.gpu;
 
+import dev.criugpu.cuda.sys.NvmlMemory;
+import dev.criugpu.cuda.sys.MemorySource;
 import dev.criugpu.cuda.bindings.nvml_h;
-import dev.criugpu.cuda.gpu.MemorySource.FreeMemory;
-import dev.criugpu.cuda.gpu.MemorySource.ProcessMemory;
+import dev.criugpu.cuda.sys.MemorySource.FreeMemory;
+import dev.criugpu.cuda.sys.MemorySource.ProcessMemory;
 import org.junit.jupiter.api.Test;
 
 import java.io.File;

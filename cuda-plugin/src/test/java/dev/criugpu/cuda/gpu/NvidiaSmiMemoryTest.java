@@ -1,7 +1,8 @@
 package dev.criugpu.cuda.gpu;
 
-import dev.criugpu.cuda.gpu.MemorySource.FreeMemory;
-import dev.criugpu.cuda.gpu.MemorySource.ProcessMemory;
+import dev.criugpu.cuda.sys.MemorySource;
+import dev.criugpu.cuda.sys.MemorySource.FreeMemory;
+import dev.criugpu.cuda.sys.MemorySource.ProcessMemory;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

@@ -1,4 +1,4 @@
-package dev.criugpu.cuda.ptrace;
+package dev.criugpu.cuda.sys;
 
 import dev.criugpu.api.bindings.libc_h;
 import dev.criugpu.api.sys.ProcStat;

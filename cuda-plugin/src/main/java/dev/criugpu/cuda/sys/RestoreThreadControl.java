@@ -1,4 +1,4 @@
-package dev.criugpu.cuda.ptrace;
+package dev.criugpu.cuda.sys;
 
 /**
  * Letting a task's CUDA restore thread run while criu holds the task stopped, and stopping it again (see

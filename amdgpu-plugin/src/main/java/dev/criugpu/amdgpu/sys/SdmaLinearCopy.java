@@ -1,4 +1,4 @@
-package dev.criugpu.amdgpu.sdma;
+package dev.criugpu.amdgpu.sys;
 
 import dev.criugpu.amdgpu.bindings.amdgpu_h;
 

@@ -1,4 +1,4 @@
-package dev.criugpu.amdgpu.sdma;
+package dev.criugpu.amdgpu.sys;
 
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;

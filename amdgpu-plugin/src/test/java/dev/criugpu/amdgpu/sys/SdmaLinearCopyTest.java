@@ -1,9 +1,9 @@
-package dev.criugpu.amdgpu.sdma;
+package dev.criugpu.amdgpu.sys;
 
 import org.junit.jupiter.api.Test;
 
-import static dev.criugpu.amdgpu.sdma.SdmaLinearCopy.CountEncoding.BYTES;
-import static dev.criugpu.amdgpu.sdma.SdmaLinearCopy.CountEncoding.BYTES_MINUS_ONE;
+import static dev.criugpu.amdgpu.sys.SdmaLinearCopy.CountEncoding.BYTES;
+import static dev.criugpu.amdgpu.sys.SdmaLinearCopy.CountEncoding.BYTES_MINUS_ONE;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
