@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -104,6 +105,20 @@ static void block_criu_signals(sigset_t *old)
 	pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
+/*
+ * criu's main thread gets an fs_struct (root, cwd, umask) of its own whenever Java has run on it: the JVM's threads,
+ * and those a hook starts, share the one they were made with (pthreads clone with CLONE_FS), and the kernel refuses
+ * setns() into a mount namespace to a thread whose fs_struct is shared (EINVAL). criu enters its tasks' mount
+ * namespace to dump a container's mounts: measured with podman on the GPU host, "Can't setns 33/mnt: Invalid
+ * argument" once the JVM ran in criu. unshare(CLONE_FS) gives only the calling thread a private copy (a no-op when it
+ * holds the only reference); the JVM's threads keep the host's view, which is what they need.
+ */
+static void own_fs(void)
+{
+	if (unshare(CLONE_FS))
+		shim_log(LOG_WARN, "unshare(CLONE_FS) failed (%s): criu may not be able to enter mount namespaces", strerror(errno));
+}
+
 /* Calls the Java stub for hook ID (of SELF's C type) with criu's signals blocked; -ENOTSUP when Java does not serve it. */
 #define FORWARD(ID, SELF, ...)                                                                                 \
 	{                                                                                                      \
@@ -113,6 +128,7 @@ static void block_criu_signals(sigset_t *old)
 			return -ENOTSUP;                                                      \
 		block_criu_signals(&old_);                                                    \
 		int ret_ = fn_(__VA_ARGS__);                                                  \
+		own_fs();                                                                     \
 		pthread_sigmask(SIG_SETMASK, &old_, NULL);                                    \
 		return flush_jvm_output(), ret_;                                              \
 	}
@@ -436,6 +452,8 @@ static int start_java(bool park)
 		long parked = max >= 4096 ? proc_sys(NS_LAST_PID, max - 1024) : -1;
 		env = create_or_join_jvm(why, sizeof(why));
 		rc = env ? bootstrap(env, why, sizeof(why)) : -EIO;
+		if (env)
+			own_fs();
 		if (parked >= 0 && proc_sys(NS_LAST_PID, parked) < 0)
 			shim_log(LOG_DEBUG, "could not put ns_last_pid back to %ld", parked);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -523,6 +541,7 @@ static void shim_exit(int stage, int ret)
 		return;
 	block_criu_signals(&old);
 	fn(stage, ret);
+	own_fs();
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	flush_jvm_output();
 }

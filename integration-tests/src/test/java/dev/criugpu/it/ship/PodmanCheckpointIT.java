@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -21,6 +22,36 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class PodmanCheckpointIT {
     private static final String NAME = "counter";
     private static final String EXPORT = "/tmp/counter-checkpoint.tar";
+
+    /**
+     * With the JVM started inside criu, criu must still enter the container's mount namespace:
+     * the kernel refuses setns() into a mount namespace to a thread whose root/cwd (fs_struct) is shared with other
+     * threads, as it is with the JVM's ("Can't setns N/mnt: Invalid argument", measured with podman on the GPU host).
+     */
+    @Test
+    void checkpointsAndRestoresAContainerWithTheJvmRunningInCriu() {
+        try (PodmanHost host = PodmanHost.start(DebPackage.fromBuild())) {
+            host.exec("dpkg", "-i", PodmanHost.DEB).orFail();
+            PodmanCounter.importImage(host);
+            PodmanCounter counter = PodmanCounter.run(host, NAME);
+            String userdata = host.inspect(NAME, ".StaticDir");
+
+            // podman hands the OCI runtime (and so criu) none of its environment: CRIU_GPU_PLUGIN_FORCE cannot reach
+            // the shim. A /dev/kfd node (/dev/null's numbers) passes the AMD plugin's native gate instead, so the JVM
+            // starts in criu; its Java side then finds no KFD there and stands aside.
+            host.exec("mknod", "/dev/kfd", "c", "1", "3").orFail();
+            host.podman("container", "checkpoint", "--keep", NAME).orFail();
+            long atDump = counter.lastValue();
+            String dumpLog = host.readFile(userdata + "/dump.log");
+            assertTrue(dumpLog.contains("amdgpu_plugin: enabled"),
+                    "the JVM did not start in criu, so this test shows nothing:\n" + dumpLog);
+            assertFalse(dumpLog.contains("Can't setns"), dumpLog);
+
+            host.podman("container", "restore", "--keep", NAME).orFail();
+            counter.assertContinuedFrom(atDump);
+            host.podman("rm", "--force", "--time", "0", NAME).orFail();
+        }
+    }
 
     @Test
     void checkpointsAndRestoresAContainerWithThePluginsLoadedAndDisabled() {
