@@ -19,7 +19,7 @@ import dev.criugpu.cuda.image.CudaGpuEntry;
 import dev.criugpu.cuda.image.CudaTaskEntry;
 import dev.criugpu.cuda.image.CudaTaskImages;
 import dev.criugpu.api.sys.ProcStat;
-import dev.criugpu.cuda.proc.ProcessTree;
+import dev.criugpu.api.sys.ProcessTree;
 import dev.criugpu.cuda.state.CudaAction;
 import dev.criugpu.cuda.state.CudaState;
 import dev.criugpu.cuda.state.DumpEnding;

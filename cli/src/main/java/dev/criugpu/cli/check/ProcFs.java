@@ -1,5 +1,7 @@
 package dev.criugpu.cli.check;
 
+import dev.criugpu.api.sys.ProcessTree;
+
 import dev.criugpu.cli.sys.LibcStat;
 
 import java.io.IOException;
@@ -108,60 +110,9 @@ public class ProcFs {
         return OptionalLong.empty();
     }
 
-    /**
-     * The root and its descendants, parents before children, threads aside: /proc/PID/task/TID/children of every
-     * thread (a child's parent is the thread that forked it); a kernel without CONFIG_PROC_CHILDREN is served by
-     * scanning every process's PPid.
-     */
+    /** The root and its descendants, parents before children, threads aside (plugin-api's ProcessTree over this /proc). */
     public List<Integer> tree(int rootPid) {
-        Set<Integer> seen = new LinkedHashSet<>();
-        Deque<Integer> todo = new ArrayDeque<>(List.of(rootPid));
-        Map<Integer, List<Integer>> byParent = null;
-        while (!todo.isEmpty()) {
-            int pid = todo.poll();
-            if (!seen.add(pid)) continue;
-            Optional<List<Integer>> kids = childrenFiles(pid);
-            if (kids.isEmpty()) {
-                if (byParent == null) byParent = parentsByScan();
-                kids = Optional.of(byParent.getOrDefault(pid, List.of()));
-            }
-            todo.addAll(kids.get());
-        }
-        return List.copyOf(seen);
-    }
-
-    private Optional<List<Integer>> childrenFiles(int pid) {
-        List<Integer> kids = new ArrayList<>();
-        boolean any = false;
-        try (DirectoryStream<Path> threads = Files.newDirectoryStream(root.resolve(pid + "/task"))) {
-            for (Path t : threads) {
-                try {
-                    for (String k : Files.readString(t.resolve("children")).trim().split("\\s+")) {
-                        if (!k.isEmpty()) kids.add(Integer.parseInt(k));
-                    }
-                    any = true;
-                } catch (NoSuchFileException e) {
-                    // thread gone, or no CONFIG_PROC_CHILDREN
-                }
-            }
-        } catch (IOException e) {
-            return Optional.of(List.of());
-        }
-        return any ? Optional.of(kids) : Optional.empty();
-    }
-
-    private Map<Integer, List<Integer>> parentsByScan() {
-        Map<Integer, List<Integer>> byParent = new TreeMap<>();
-        try (DirectoryStream<Path> all = Files.newDirectoryStream(root, "[0-9]*")) {
-            for (Path p : all) {
-                int pid = Integer.parseInt(p.getFileName().toString());
-                statusField(pid, "PPid:").ifPresent(pp -> byParent.computeIfAbsent((int) pp, k -> new ArrayList<>())
-                        .add(pid));
-            }
-        } catch (IOException | NumberFormatException e) {
-            // nothing more to find
-        }
-        return byParent;
+        return new ProcessTree(root).list(rootPid);
     }
 
     /** Everything check needs of one process, or empty when it has gone. */

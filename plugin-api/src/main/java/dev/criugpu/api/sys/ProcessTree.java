@@ -1,4 +1,4 @@
-package dev.criugpu.cuda.proc;
+package dev.criugpu.api.sys;
 
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
@@ -23,7 +23,7 @@ import java.util.Set;
 public final class ProcessTree {
     private final Path proc;
 
-    ProcessTree(Path proc) {
+    public ProcessTree(Path proc) {
         this.proc = proc;
     }
 
@@ -32,7 +32,7 @@ public final class ProcessTree {
         return new ProcessTree(Path.of("/proc")).list(root);
     }
 
-    List<Integer> list(int root) {
+    public List<Integer> list(int root) {
         Set<Integer> seen = new LinkedHashSet<>();
         Deque<Integer> todo = new ArrayDeque<>(List.of(root));
         Map<Integer, List<Integer>> byParent = null;

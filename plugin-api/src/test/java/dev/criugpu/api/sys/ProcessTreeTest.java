@@ -1,4 +1,4 @@
-package dev.criugpu.cuda.proc;
+package dev.criugpu.api.sys;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
