@@ -1,5 +1,7 @@
 package dev.criugpu.cuda;
 
+import dev.criugpu.api.ByteMutations;
+
 import dev.criugpu.api.InventoryClaim;
 import dev.criugpu.api.Stage;
 import dev.criugpu.api.log.CriuLog;
@@ -23,7 +25,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -143,22 +144,9 @@ class CudaImagesFuzzTest {
      */
     static byte[] mutate(byte[] in, Random r) {
         byte[] b = in.clone();
-        switch (r.nextInt(6)) {
-            case 0 -> {
-                for (int k = 1 + r.nextInt(3); k > 0; k--) b[r.nextInt(b.length)] ^= (byte) (1 << r.nextInt(8));
-            }
-            case 1 -> b[r.nextInt(b.length)] = (byte) r.nextInt(256);
-            case 2 -> b = Arrays.copyOf(b, r.nextInt(b.length));
-            case 3 -> {
-                int at = r.nextInt(b.length + 1);
-                byte[] ins = new byte[1 + r.nextInt(8)];
-                r.nextBytes(ins);
-                byte[] out = new byte[b.length + ins.length];
-                System.arraycopy(b, 0, out, 0, at);
-                System.arraycopy(ins, 0, out, at, ins.length);
-                System.arraycopy(b, at, out, at + ins.length, b.length - at);
-                b = out;
-            }
+        int which = r.nextInt(ByteMutations.GENERIC + 2);
+        if (which < ByteMutations.GENERIC) return ByteMutations.generic(which, b, r);
+        switch (which) {
             case 4 -> {
                 int v = r.nextBoolean() ? r.nextInt() : r.nextInt(64);
                 for (int k = 0; k < 4; k++) b[8 + k] = (byte) (v >>> (8 * k)); // common magic, image magic, length

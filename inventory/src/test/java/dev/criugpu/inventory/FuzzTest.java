@@ -1,5 +1,7 @@
 package dev.criugpu.inventory;
 
+import dev.criugpu.api.ByteMutations;
+
 import com.google.protobuf.MessageLite;
 import com.google.protobuf.Parser;
 import dev.criugpu.inventory.images.CoreEntry;
@@ -14,7 +16,6 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -94,33 +95,17 @@ class FuzzTest {
     /** One of: flip bits, overwrite a byte, cut the tail, insert bytes, or rewrite a little-endian length. */
     static byte[] mutate(byte[] in, Random r) {
         byte[] b = in.clone();
-        switch (r.nextInt(5)) {
-            case 0 -> {
-                for (int k = 1 + r.nextInt(3); k > 0; k--) b[r.nextInt(b.length)] ^= (byte) (1 << r.nextInt(8));
-            }
-            case 1 -> b[r.nextInt(b.length)] = (byte) r.nextInt(256);
-            case 2 -> b = Arrays.copyOf(b, r.nextInt(b.length));
-            case 3 -> {
-                int at = r.nextInt(b.length + 1);
-                byte[] ins = new byte[1 + r.nextInt(8)];
-                r.nextBytes(ins);
-                byte[] out = new byte[b.length + ins.length];
-                System.arraycopy(b, 0, out, 0, at);
-                System.arraycopy(ins, 0, out, at, ins.length);
-                System.arraycopy(b, at, out, at + ins.length, b.length - at);
-                b = out;
-            }
-            default -> {
-                if (b.length >= 12) {
-                    int v = r.nextBoolean() ? r.nextInt() : r.nextInt(64);
-                    boolean inventory = b[0] == 0x16 && b[1] == 0x31 && b[2] == 0x31 && b[3] == 0x58;
-                    int at = inventory ? 4 : 8; // the first entry's length
-                    b[at] = (byte) v;
-                    b[at + 1] = (byte) (v >>> 8);
-                    b[at + 2] = (byte) (v >>> 16);
-                    b[at + 3] = (byte) (v >>> 24);
-                }
-            }
+        int which = r.nextInt(ByteMutations.GENERIC + 1);
+        if (which < ByteMutations.GENERIC) return ByteMutations.generic(which, b, r);
+        // the format's own: rewrite a length field
+        if (b.length >= 12) {
+            int v = r.nextBoolean() ? r.nextInt() : r.nextInt(64);
+            boolean inventory = b[0] == 0x16 && b[1] == 0x31 && b[2] == 0x31 && b[3] == 0x58;
+            int at = inventory ? 4 : 8; // the first entry's length
+            b[at] = (byte) v;
+            b[at + 1] = (byte) (v >>> 8);
+            b[at + 2] = (byte) (v >>> 16);
+            b[at + 3] = (byte) (v >>> 24);
         }
         return b;
     }

@@ -1,5 +1,7 @@
 package dev.criugpu.amdgpu.restore;
 
+import dev.criugpu.api.ByteMutations;
+
 import dev.criugpu.amdgpu.bindings.socket_h;
 import dev.criugpu.amdgpu.images.AmdgpuImages;
 import dev.criugpu.amdgpu.images.ImageNames;
@@ -233,28 +235,12 @@ class AmdgpuFuzzTest {
     static byte[] mutate(byte[] in, Random r) {
         byte[] b = in.clone();
         if (b.length == 0) return b;
-        switch (r.nextInt(5)) {
-            case 0 -> {
-                for (int k = 1 + r.nextInt(3); k > 0; k--) b[r.nextInt(b.length)] ^= (byte) (1 << r.nextInt(8));
-            }
-            case 1 -> b[r.nextInt(b.length)] = (byte) r.nextInt(256);
-            case 2 -> b = Arrays.copyOf(b, r.nextInt(b.length));
-            case 3 -> {
-                int at = r.nextInt(b.length + 1);
-                byte[] ins = new byte[1 + r.nextInt(8)];
-                r.nextBytes(ins);
-                byte[] out = new byte[b.length + ins.length];
-                System.arraycopy(b, 0, out, 0, at);
-                System.arraycopy(ins, 0, out, at, ins.length);
-                System.arraycopy(b, at, out, at + ins.length, b.length - at);
-                b = out;
-            }
-            default -> {
-                if (b.length >= 8) {
-                    long v = r.nextBoolean() ? r.nextLong() : r.nextInt(1 << 16);
-                    ByteBuffer.wrap(b).order(java.nio.ByteOrder.nativeOrder()).putLong(0, v);
-                }
-            }
+        int which = r.nextInt(ByteMutations.GENERIC + 1);
+        if (which < ByteMutations.GENERIC) return ByteMutations.generic(which, b, r);
+        // the format's own: rewrite a length field
+        if (b.length >= 8) {
+            long v = r.nextBoolean() ? r.nextLong() : r.nextInt(1 << 16);
+            ByteBuffer.wrap(b).order(java.nio.ByteOrder.nativeOrder()).putLong(0, v);
         }
         return b;
     }
