@@ -24,8 +24,8 @@ import java.util.Set;
 /**
  * libhsakmt's files in /dev/shm, which a ROCm process maps: its shared memory file (size and 4-byte magic are in the
  * KFD image) and its named semaphore {@code hsakmt_semaphore}. criu reopens both by path for the restored task's
- * mappings, so a restore where they are gone (another host, a reboot) needs them first. As upstream (facts §4.2 step
- * 12): when an image recorded the shared memory file and it is missing, it is created with that size and magic;
+ * mappings, so a restore where they are gone (another host, a reboot) needs them first. As upstream v4.2 does in its
+ * restore: when an image recorded the shared memory file and it is missing, it is created with that size and magic;
  * then the semaphore is opened, created with value 1 if missing. Unlike upstream, root's file in the host's
  * /dev/shm is not sized by the image alone: hsakmt's file holds its 8-byte {@code struct perf_shared_table} (it
  * ftruncates it to 8), so a recorded size above {@link #MAX_SIZE} refuses the restore with one line; the file is

@@ -20,7 +20,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The amdgpu content of a restore plan, as upstream's restore does it in the restored task (facts §4.2): for a
+ * The amdgpu content of a restore plan, as upstream's restore does it in the restored task (docs/DESIGN.md, AMD restore): for a
  * KFD image, open {@code /dev/kfd}, check the ioctl API version, open the render node of every mapped GPU above
  * the task's image fds and put it into the device buckets, RESTORE, send the dma-bufs of the VRAM/GTT BOs to
  * criu's main process for the refill (on the image's {@link RefillChannels} socket, with the task's pid), and let the mappings of VRAM/GTT/doorbell/MMIO BOs move; for a render-node

@@ -19,7 +19,7 @@ import java.util.List;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-/** Our .proto against criu v4.2's field table (restated in docs/amdgpu-facts.md §3.1), and the file framing. */
+/** Our .proto against criu v4.2's field table (criu's images/amdgpu-plugin.proto), and the file framing. */
 class ImageWireFormatTest {
     @TempDir
     Path dir;
