@@ -49,6 +49,10 @@ public final class CudaPlugin implements CriuPlugin {
     private InheritedDevices inherited;
     private ChildPlan childPlan;
     private CriuCommandLine commandLine;
+    /** The dump's CUDA agent, started by {@link #prepare}; init hands it to the dump, or gives it up. */
+    private AgentStart agentStart;
+    /** A restore's backend and free-memory questions, asked by {@link #prepare}. */
+    private RestoreProbes restoreProbes;
 
     @Override
     public String name() {
@@ -65,8 +69,33 @@ public final class CudaPlugin implements CriuPlugin {
         return pluginDir == null ? null : pluginDir.resolve("java/criu-gpu.cfg");
     }
 
+    /**
+     * What init would otherwise wait for starts here, before criu's JVM links its calls into criu, and runs while the
+     * JVM finishes its start (issue 23): a dump's CUDA agent (its JVM and the driver library), a restore's backend and
+     * free-memory questions.
+     */
+    @Override
+    public void prepare(Stage stage, Path pluginDir) {
+        PluginConfig config = PluginConfig.load(System.getenv(), cfgFile(pluginDir));
+        if (stage == Stage.DUMP && config.guard()) {
+            agentStart = AgentStart.launch(config, pluginDir, CriuCommandLine.ofSelfOrDefault().timeoutOrDefault() * 1000);
+        } else if (stage == Stage.RESTORE) {
+            restoreProbes = RestoreProbes.start(config);
+        }
+    }
+
     @Override
     public int init(Stage stage, CriuServices services) {
+        try {
+            return initOrThrow(stage, services);
+        } finally {
+            // an agent the dump did not take (init failed) is given up; the restore's questions end inside init
+            if (agentStart != null && dump == null) agentStart.giveUp();
+            if (restoreProbes != null) restoreProbes.settle();
+        }
+    }
+
+    private int initOrThrow(Stage stage, CriuServices services) {
         if (stage == Stage.PRE_DUMP) {
             log.info("disabled for pre-dump: GPU memory is dumped only by a full dump");
             return 0;
@@ -83,7 +112,8 @@ public final class CudaPlugin implements CriuPlugin {
             return 0;
         }
         if (stage == Stage.DUMP && config.guard()) return initDumpThroughAgent(services, config);
-        BackendSelection selection = BackendSelection.choose(config.backend(), DriverBackend::probe, System.getenv("PATH"));
+        BackendSelection selection = stage == Stage.RESTORE && restoreProbes != null ? restoreProbes.backend()
+                : BackendSelection.choose(config.backend(), DriverBackend::probe, System.getenv("PATH"));
         if (selection.chosen().isEmpty()) {
             if (stage == Stage.RESTORE && services.inventoryClaim() == InventoryClaim.LISTED) {
                 throw new CriuException(Errno.ENODEV, "the image holds CUDA state but it cannot be restored here: " + selection.reason());
@@ -123,25 +153,16 @@ public final class CudaPlugin implements CriuPlugin {
      * the tree), which also answers for the tasks if criu goes away; it keeps watching a returned task for longer than
      * a lock criu started could still take.
      */
-    private static CudaDeps agentDeps(CriuServices services, PluginConfig config, int lockTimeoutMs) {
+    private CudaDeps agentDeps(CriuServices services, PluginConfig config, int lockTimeoutMs) {
         Path dir = services.imageDir().orElseThrow(() -> new CriuException(Errno.EINVAL, "criu gave no images directory"));
-        Path aot = services.pluginDir() == null ? null : services.pluginDir().resolve("java/criu-gpu.aot");
-        List<String> options = List.of();
-        if (aot != null && Files.exists(aot, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-            try {
-                options = List.of("-XX:AOTCache=" + dev.criugpu.api.sys.TrustedPaths.requireSafeToLoad(aot));
-            } catch (CriuException e) {
-                log.warn("the CUDA agent starts without its AOT cache: {}", e.getMessage());
-            }
-        }
-        String choice = config.backend().name().toLowerCase(java.util.Locale.ROOT);
-        List<String> jvmOptions = options;
-        AgentClient agent = AgentClient.launch(choice, DumpSession.agentLog(dir), lockTimeoutMs + 2000L, jvmOptions);
-        log.info("starting the CUDA agent (backend {}, {} work per task)", choice, config.parallel() ? "parallel" : "sequential");
+        AgentStart start = agentStart != null ? agentStart : AgentStart.launch(config, services.pluginDir(), lockTimeoutMs);
+        start.aotProblem().ifPresent(why -> log.warn("the CUDA agent starts without its AOT cache: {}", why));
+        AgentClient agent = start.client().logTo(DumpSession.agentLog(dir));
+        log.info("starting the CUDA agent (backend {}, {} work per task)", start.backend(), config.parallel() ? "parallel" : "sequential");
         // the backend criu's JVM opens only if the agent dies while tasks must go back: the one CRIU_CUDA_GUARD=0 uses
         return new CudaDeps(agent, RestoreThreads.PTRACE, agent,
                 () -> BackendSelection.choose(config.backend(), DriverBackend::probe, System.getenv("PATH")),
-                () -> AgentClient.launch(choice, DumpSession.secondAgentLog(dir), lockTimeoutMs + 2000L, jvmOptions));
+                () -> start.again().logTo(DumpSession.secondAgentLog(dir)));
     }
 
     /** Without the agent ({@code CRIU_CUDA_GUARD=0}) the calls run in criu and nothing watches the tasks. */
@@ -161,7 +182,7 @@ public final class CudaPlugin implements CriuPlugin {
             return c;
         } catch (IllegalArgumentException e) {
             log.warn("{}; using criu's default of {} s", e.getMessage(), CriuCommandLine.DEFAULT_TIMEOUT_SECONDS);
-            return new CriuCommandLine(false, false, false, java.util.OptionalInt.empty());
+            return CriuCommandLine.UNKNOWN;
         }
     }
 
@@ -184,7 +205,8 @@ public final class CudaPlugin implements CriuPlugin {
             // state all the same, as every task of an image dumped by upstream's plugin does
             restore = new RestoreSession(CudaDeps.inCriu(backend, RestoreThreads.PTRACE), records,
                     resumedTasks(dir, services.inventoryClaim()), services.inventoryClaim() != InventoryClaim.NOT_LISTED,
-                    presentGpus(config.treatAbsent()), presentGpus(Set.of()), config.deviceMap(), config.parallel());
+                    presentGpus(config.treatAbsent()), presentGpus(Set.of()), config.deviceMap(), config.parallel(),
+                    restoreProbes != null ? restoreProbes::freeMib : dev.criugpu.cuda.gpu.GpuMemory::freeMib);
             log.info("{} CUDA task record(s) in {}", records.size(), dir);
             // refused here, before criu creates any task, rather than in RESUME_DEVICES_LATE, where a failure costs
             // the restored tree: the images stay as they are and a restore with another map can follow

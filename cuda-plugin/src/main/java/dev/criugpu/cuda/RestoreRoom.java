@@ -12,6 +12,8 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.function.Supplier;
 
 /** Whether the GPUs a restore goes to have room for the device memory the dump recorded. */
 final class RestoreRoom {
@@ -20,9 +22,11 @@ final class RestoreRoom {
 
     /**
      * Null when each target GPU has room for the tasks going there (or nothing was recorded, or the driver's tools
-     * cannot say), else one line naming the GPU and the figures.
+     * cannot say), else one line naming the GPU and the figures. {@code freeMib}: each GPU's free memory
+     * ({@link dev.criugpu.cuda.gpu.GpuMemory#freeMib}, perhaps asked earlier), only asked when something was recorded.
      */
-    static String check(Collection<Integer> pending, Map<Integer, CudaTaskEntry> records, GpuMapping plan, List<GpuInfo> present) {
+    static String check(Collection<Integer> pending, Map<Integer, CudaTaskEntry> records, GpuMapping plan, List<GpuInfo> present,
+                        Supplier<Optional<Map<GpuUuid, Long>>> freeMib) {
         Map<GpuUuid, Long> need = new LinkedHashMap<>();
         Map<GpuUuid, List<Integer>> who = new LinkedHashMap<>();
         for (int nsPid : pending) {
@@ -36,7 +40,7 @@ final class RestoreRoom {
             }
         }
         if (need.isEmpty()) return null;
-        Map<GpuUuid, Long> free = GpuMemory.freeMib().orElse(Map.of());
+        Map<GpuUuid, Long> free = freeMib.get().orElse(Map.of());
         for (var e : need.entrySet()) {
             Long room = free.get(e.getKey());
             if (room == null || room >= e.getValue()) continue;

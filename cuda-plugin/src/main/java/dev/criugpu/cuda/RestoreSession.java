@@ -7,6 +7,7 @@ import dev.criugpu.api.sys.Tasks;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
 import dev.criugpu.cuda.gpu.GpuInfo;
+import dev.criugpu.cuda.gpu.GpuMemory;
 import dev.criugpu.cuda.gpu.GpuMapping;
 import dev.criugpu.cuda.gpu.GpuPair;
 import dev.criugpu.cuda.gpu.GpuUuid;
@@ -62,6 +63,13 @@ final class RestoreSession {
      */
     RestoreSession(CudaDeps deps, List<CudaTaskEntry> records, Set<Integer> resumed, boolean unrecordedMayHoldCuda,
                    List<GpuInfo> present, List<GpuInfo> host, Map<GpuUuid, GpuUuid> explicitMap, boolean parallel) {
+        this(deps, records, resumed, unrecordedMayHoldCuda, present, host, explicitMap, parallel, GpuMemory::freeMib);
+    }
+
+    /** @param freeMib each GPU's free memory, for the room check (asked when init began, in the plugin) */
+    RestoreSession(CudaDeps deps, List<CudaTaskEntry> records, Set<Integer> resumed, boolean unrecordedMayHoldCuda,
+                   List<GpuInfo> present, List<GpuInfo> host, Map<GpuUuid, GpuUuid> explicitMap, boolean parallel,
+                   java.util.function.Supplier<Optional<Map<GpuUuid, Long>>> freeMib) {
         this.deps = deps;
         this.backend = deps.backend();
         this.work = new WokenWork(deps.threads(), parallel);
@@ -88,7 +96,7 @@ final class RestoreSession {
                 log.info("GPU map for restore: {}", plan.asMap());
                 if (!backend.supportsGpuRemap()) error = cannotRemap(plan.asMap());
             }
-            if (error == null) error = RestoreRoom.check(pending, byNsPid, plan, present);
+            if (error == null) error = RestoreRoom.check(pending, byNsPid, plan, present, freeMib);
             unrecorded = GpuMapping.explicitPairs(explicitMap, present);
             if (error == null && !unrecorded.isEmpty() && !backend.supportsGpuRemap()) error = cannotRemap(explicitMap);
         } catch (IllegalArgumentException e) {

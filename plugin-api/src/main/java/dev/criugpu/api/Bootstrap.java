@@ -67,21 +67,39 @@ public final class Bootstrap {
     /** Returns 0, or a negative errno that the shim returns from criu's init (failing the command). */
     public static int start(long servicesAddress) {
         NativeCriuServices services;
+        CriuPlugin plugin;
         try {
-            services = new NativeCriuServices(
-                    dev.criugpu.api.bindings.criu_gpu_services.reinterpret(MemorySegment.ofAddress(servicesAddress)));
+            MemorySegment struct = dev.criugpu.api.bindings.criu_gpu_services.reinterpret(MemorySegment.ofAddress(servicesAddress));
+            plugin = prepare(struct);
+            services = new NativeCriuServices(struct);
         } catch (Throwable t) {
             System.err.println("criu-java-gpu: cannot read the shim's services: " + t);
             return -Errno.EINVAL;
         }
         LogSink.bind(services.printOnLevel());
-        int rc = HookDispatcher.guarded(services, "bootstrap", () -> start(services));
+        int rc = HookDispatcher.guarded(services, "bootstrap", () -> start(services, plugin));
         LogSink.drain();
         return rc;
     }
 
-    private static int start(NativeCriuServices services) {
-        CriuPlugin plugin = Plugins.named(services.pluginName()).orElseThrow(() -> new CriuException(Errno.ENOENT,
+    /**
+     * The plugin's {@link CriuPlugin#prepare} runs before criu's functions are linked (tens of milliseconds of the
+     * JVM's first FFM use), so that what it starts overlaps them. Null when the class path has no such plugin.
+     */
+    private static CriuPlugin prepare(MemorySegment struct) {
+        CriuPlugin plugin = Plugins.named(NativeCriuServices.pluginName(struct)).orElse(null);
+        if (plugin != null) {
+            try {
+                plugin.prepare(NativeCriuServices.stage(struct), NativeCriuServices.pluginDir(struct));
+            } catch (RuntimeException e) {
+                // prepare must not throw; init does the work again and reports what fails
+            }
+        }
+        return plugin;
+    }
+
+    private static int start(NativeCriuServices services, CriuPlugin found) {
+        CriuPlugin plugin = found != null ? found : Plugins.named(services.pluginName()).orElseThrow(() -> new CriuException(Errno.ENOENT,
                 "no Java plugin named " + services.pluginName() + " on the class path"));
         int javaMask = Hook.mask(plugin.hooks());
         if (javaMask != services.hookMask()) {

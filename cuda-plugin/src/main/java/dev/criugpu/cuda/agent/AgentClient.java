@@ -45,6 +45,7 @@ public final class AgentClient implements CudaBackend, AgentLink {
     private int apiVersion;
     private boolean remap;
     private String description = "the CUDA agent (starting)";
+    private volatile Path log;
 
     private AgentClient(CompletableFuture<HelperProcess.Pending> starting) {
         this.starting = starting;
@@ -52,21 +53,21 @@ public final class AgentClient implements CudaBackend, AgentLink {
 
     /**
      * Starts the agent for this criu, on a thread of its own (starting a process costs tens of milliseconds the dump
-     * need not wait for); the first call waits for the agent to be up.
+     * need not wait for); the first call waits for the agent to be up. The agent opens its backend while criu's JVM
+     * finishes its own start, then waits for {@link #logTo}'s file before it says whether it is ready.
      *
      * @param backend which backend the agent opens: {@code auto}, {@code driver} or {@code cli} (CRIU_CUDA_BACKEND);
      *                cuda-checkpoint is looked up in criu's PATH, which the agent inherits
-     * @param log the agent's log file (created anew by the agent)
      * @param settleMs how long a returned task must stay put before the agent is done with it
      * @param jvmOptions extra JVM options (the plugin dir's AOT cache)
      */
-    public static AgentClient launch(String backend, Path log, long settleMs, List<String> jvmOptions) {
+    public static AgentClient launch(String backend, long settleMs, List<String> jvmOptions) {
         CompletableFuture<HelperProcess.Pending> starting = CompletableFuture.supplyAsync(() -> {
             try {
                 long self = ProcessHandle.current().pid();
                 long start = ProcStat.of(self).map(ProcStat::startTime)
                         .orElseThrow(() -> new IOException("cannot read /proc/" + self + "/stat"));
-                CudaAgent.Args args = new CudaAgent.Args(null, self, start, backend, null, log, settleMs, 600_000);
+                CudaAgent.Args args = new CudaAgent.Args(null, self, start, backend, null, settleMs, 600_000);
                 List<String> options = new ArrayList<>(JVM_OPTIONS);
                 options.addAll(jvmOptions);
                 return HelperProcess.start(CudaAgent.class.getName(), options, args.toArgv());
@@ -77,12 +78,26 @@ public final class AgentClient implements CudaBackend, AgentLink {
         return new AgentClient(starting);
     }
 
+    /**
+     * The agent's log file, which it creates (and an earlier dump's, removed by criu, no longer holds): criu names it
+     * once it knows its images directory. Before the first call.
+     */
+    public AgentClient logTo(Path file) {
+        if (file.toString().indexOf('\n') >= 0) {
+            throw new IllegalArgumentException(file + ": a line break in the agent's log path cannot be sent to it");
+        }
+        this.log = file;
+        return this;
+    }
+
     /** Connects on first use; the agent's first line says whether it could open the backend. */
     private synchronized HelperProcess agent() throws CudaCallException {
         if (agent != null && failure == null) return agent;
         if (failure != null) throw new CudaCallException(CudaCallException.AGENT_FAILED, failure);
         try {
+            if (log == null) throw new IllegalStateException("the CUDA agent's log file was not named");
             agent = Interrupts.await(starting, "the CUDA agent to start").connect(CONNECT_MS, "the CUDA agent");
+            agent.writeLine(AgentProtocol.LOG + " " + log);
             Threads.startDaemon("cuda-agent-replies", this::readReplies);
             String[] f = Interrupts.await(ready, "the CUDA agent to open its backend", CONNECT_MS).split(" ");
             if (!f[0].equals("ready") || f.length < 6) throw new IOException(AgentProtocol.rest(f, 1));

@@ -11,17 +11,19 @@ import java.util.stream.Collectors;
  * The lines criu's JVM and the CUDA agent exchange over their socket, one message per line, fields separated by
  * single spaces.
  * <pre>
- * agent → criu   ready NAME API REMAP(0|1) DESCRIPTION...    the backend is open
+ * agent → criu   ready NAME API REMAP(0|1) PID DESCRIPTION...  the backend is open (after criu's log line)
  *                unusable REASON...                          no backend could be opened
  *                ok ID [VALUE]                               call ID returned (VALUE: a tid, "none", a state word)
  *                err ID CODE MESSAGE...                      call ID failed with CUresult CODE
- * criu → agent   call ID OP PID [ARG]                        OP: restore-tid state lock(ARG ms) checkpoint
+ * criu → agent   log PATH                                    first line: the agent's log file (it creates it)
+ *                call ID OP PID [ARG]                        OP: restore-tid state lock(ARG ms) checkpoint
  *                                                            restore(ARG old=new,... or -) unlock prepare-restore
  *                task PID START STATE | returned PID | done  the watch (see AgentWatch)
  * </pre>
  */
 final class AgentProtocol {
     static final String NO_PAIRS = "-";
+    static final String LOG = "log";
 
     private AgentProtocol() {
     }

@@ -37,12 +37,12 @@ public final class CudaAgent {
     static final long DRAIN_MS = 2000;
 
     /** What the agent is told on its command line. */
-    public record Args(Path socket, long criuPid, long criuStart, String backend, Path cudaCheckpoint, Path log,
+    public record Args(Path socket, long criuPid, long criuStart, String backend, Path cudaCheckpoint,
                        long settleMs, long giveUpMs) {
         /** The arguments after {@code --socket PATH} (which {@link HelperProcess} adds). */
         public List<String> toArgv() {
             List<String> a = new ArrayList<>(List.of("--criu-pid", Long.toString(criuPid), "--criu-start",
-                    Long.toString(criuStart), "--backend", backend, "--log", log.toString(), "--settle-ms",
+                    Long.toString(criuStart), "--backend", backend, "--settle-ms",
                     Long.toString(settleMs), "--give-up-ms", Long.toString(giveUpMs)));
             if (cudaCheckpoint != null) a.addAll(List.of("--cuda-checkpoint", cudaCheckpoint.toString()));
             return a;
@@ -51,13 +51,13 @@ public final class CudaAgent {
         static Args parse(String[] argv) {
             Map<String, String> m = new LinkedHashMap<>();
             for (int i = 0; i + 1 < argv.length; i += 2) m.put(argv[i], argv[i + 1]);
-            if (argv.length % 2 != 0 || !m.keySet().containsAll(List.of("--socket", "--criu-pid", "--criu-start", "--backend", "--log"))) {
+            if (argv.length % 2 != 0 || !m.keySet().containsAll(List.of("--socket", "--criu-pid", "--criu-start", "--backend"))) {
                 throw new IllegalArgumentException("usage: --socket PATH --criu-pid P --criu-start T --backend driver|cli "
-                        + "--log FILE [--settle-ms N] [--give-up-ms N] [--cuda-checkpoint PATH]");
+                        + "[--settle-ms N] [--give-up-ms N] [--cuda-checkpoint PATH]");
             }
             return new Args(Path.of(m.get("--socket")), Long.parseLong(m.get("--criu-pid")), Long.parseLong(m.get("--criu-start")),
                     m.get("--backend"), m.containsKey("--cuda-checkpoint") ? Path.of(m.get("--cuda-checkpoint")) : null,
-                    Path.of(m.get("--log")), Long.parseLong(m.getOrDefault("--settle-ms", "12000")),
+                    Long.parseLong(m.getOrDefault("--settle-ms", "12000")),
                     Long.parseLong(m.getOrDefault("--give-up-ms", "600000")));
         }
     }
@@ -73,41 +73,63 @@ public final class CudaAgent {
         this.backend = backend;
     }
 
+    /**
+     * Connects, opens the backend (while criu's JVM is still starting: the slow part of both), then takes its log file
+     * from criu's first line and says whether it is ready.
+     */
     public static void main(String[] argv) {
         Args a;
         HelperProcess criu;
-        PrintStream log;
         try {
             a = Args.parse(argv);
             criu = HelperProcess.connectTo(a.socket());
-            // a log left by an earlier dump was removed by criu; a name that exists now (a planted link) is refused
-            // rw------- from the start: the log names the dump's pids and states
-            log = new PrintStream(java.nio.channels.Channels.newOutputStream(Files.newByteChannel(a.log(),
-                    java.util.Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
-                    java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
-                            java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")))), true, StandardCharsets.UTF_8);
+        } catch (IOException | RuntimeException e) {
+            System.err.println("cuda agent: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        CudaBackend backend = null;
+        String unusable = null;
+        try {
+            backend = open(a);
+        } catch (CudaCallException | RuntimeException e) {
+            unusable = e.getMessage();
+        }
+        PrintStream log;
+        try {
+            log = openLog(criu.readLine());
         } catch (IOException | RuntimeException e) {
             System.err.println("cuda agent: " + e.getMessage());
             System.exit(2);
             return;
         }
         AgentWatch watch = new AgentWatch(a.criuPid(), a.criuStart(), a.settleMs(), a.giveUpMs(), log);
-        CudaBackend backend = null;
         try {
-            backend = open(a);
-            criu.writeLine("ready " + backend.name() + " " + (backend instanceof DriverBackend d ? d.apiVersion() : 0) + " "
-                    + (backend.supportsGpuRemap() ? 1 : 0) + " " + ProcessHandle.current().pid() + " " + backend.describe());
-        } catch (CudaCallException | RuntimeException e) {
-            watch.say("no CUDA backend: " + e.getMessage());
-            try {
-                criu.writeLine("unusable " + e.getMessage());
-            } catch (IOException ignored) {
-                // criu has gone already
+            if (backend != null) {
+                criu.writeLine("ready " + backend.name() + " " + (backend instanceof DriverBackend d ? d.apiVersion() : 0) + " "
+                        + (backend.supportsGpuRemap() ? 1 : 0) + " " + ProcessHandle.current().pid() + " " + backend.describe());
+            } else {
+                watch.say("no CUDA backend: " + unusable);
+                criu.writeLine("unusable " + unusable);
             }
         } catch (IOException e) {
             watch.say("criu went away before the agent was ready");
         }
         System.exit(new CudaAgent(criu, watch, backend).run());
+    }
+
+    /**
+     * The log file criu's first line names, created anew: a log left by an earlier dump was removed by criu, and a
+     * name that exists now (a planted link) is refused. rw------- from the start: it names the dump's pids and states.
+     */
+    static PrintStream openLog(String firstLine) throws IOException {
+        if (firstLine == null) throw new IOException("criu went away before it named the agent's log");
+        if (!firstLine.startsWith(AgentProtocol.LOG + " ")) throw new IOException("criu's first line is not its log file: " + firstLine);
+        Path file = Path.of(firstLine.substring(AgentProtocol.LOG.length() + 1));
+        return new PrintStream(java.nio.channels.Channels.newOutputStream(Files.newByteChannel(file,
+                java.util.Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
+                java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                        java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")))), true, StandardCharsets.UTF_8);
     }
 
     /** The backend as criu's own init would choose it (CRIU_CUDA_BACKEND; cuda-checkpoint from PATH). */

@@ -42,11 +42,23 @@ public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveSt
         return leaveRunning || leaveStopped;
     }
 
+    /** No option known: criu's defaults. */
+    public static final CriuCommandLine UNKNOWN = new CriuCommandLine(false, false, false, OptionalInt.empty());
+
     public static CriuCommandLine ofSelf() {
         try {
             return parse(split(Files.readAllBytes(Path.of("/proc/self/cmdline"))));
         } catch (IOException e) {
-            return new CriuCommandLine(false, false, false, OptionalInt.empty());
+            return UNKNOWN;
+        }
+    }
+
+    /** {@link #ofSelf}, or criu's defaults where its argv does not parse (init says why). */
+    public static CriuCommandLine ofSelfOrDefault() {
+        try {
+            return ofSelf();
+        } catch (IllegalArgumentException e) {
+            return UNKNOWN;
         }
     }
 

@@ -200,7 +200,7 @@ class AgentWatchTest {
     @Test
     void argumentsRoundTrip() {
         CudaAgent.Args a = new CudaAgent.Args(Path.of("/tmp/x/helper.sock"), 12, 34, "cli", Path.of("/usr/bin/cuda-checkpoint"),
-                Path.of("/img/log"), 5, 6);
+                5, 6);
         List<String> argv = new ArrayList<>(List.of("--socket", a.socket().toString()));
         argv.addAll(a.toArgv());
         assertEquals(a, CudaAgent.Args.parse(argv.toArray(String[]::new)));
