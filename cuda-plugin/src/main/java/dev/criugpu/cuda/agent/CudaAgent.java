@@ -92,6 +92,7 @@ public final class CudaAgent {
         String unusable = null;
         try {
             backend = open(a);
+            warmUp(backend);
         } catch (CudaCallException | RuntimeException e) {
             unusable = e.getMessage();
         }
@@ -130,6 +131,22 @@ public final class CudaAgent {
                 java.util.Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
                 java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
                         java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")))), true, StandardCharsets.UTF_8);
+    }
+
+    /**
+     * A dump's first driver calls would pay for linking their downcalls (tens of milliseconds on the first lock's path):
+     * the two queries every task gets are made here, on the agent's own pid, which has no CUDA state (the answers mean
+     * nothing), while criu's JVM is still starting.
+     */
+    static void warmUp(CudaBackend backend) {
+        if (!(backend instanceof DriverBackend)) return; // the CLI's calls are processes: nothing to link
+        int self = (int) ProcessHandle.current().pid();
+        try {
+            backend.restoreThread(self);
+            backend.state(self);
+        } catch (CudaCallException e) {
+            // expected: no CUDA state here
+        }
     }
 
     /** The backend as criu's own init would choose it (CRIU_CUDA_BACKEND; cuda-checkpoint from PATH). */
