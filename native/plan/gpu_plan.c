@@ -337,7 +337,7 @@ static int run(const struct gpu_plan *plan, const struct gpu_plan_seam *seam, co
 		if (ret)
 			return ret;
 	}
-	seam->log(LOG_ERROR, "%s: file %d: the program ends after %u steps without handing an fd to criu\n", plan->name,
+	seam->log(LOG_ERROR, "%s: file %d: the program ended after its %u steps without handing an fd to criu\n", plan->name,
 		  p->file_id, p->num_steps);
 	return -EINVAL;
 }
