@@ -6,7 +6,10 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -19,15 +22,22 @@
 
 static struct {
 	const struct gpu_plan *plan;
+	uint32_t num_slots, num_vmas; /* what slots and enabled were sized for */
 	int *slots;       /* fd + 1 per slot; 0 = not open */
 	uint8_t *enabled; /* per mapping row */
 	size_t size;
 	int fd_next;
 } st;
 
+/* Is the state this task's for `plan`? (Another plan may since have been built at the same address.) */
+static int bound(const struct gpu_plan *plan)
+{
+	return st.plan == plan && st.num_slots == plan->num_slots && st.num_vmas == plan->num_vmas;
+}
+
 static int bind_state(const struct gpu_plan *plan)
 {
-	if (st.plan == plan)
+	if (bound(plan))
 		return 0;
 	if (st.size)
 		munmap(st.slots, st.size);
@@ -41,14 +51,95 @@ static int bind_state(const struct gpu_plan *plan)
 	st.slots = p;
 	st.enabled = (uint8_t *)(st.slots + plan->num_slots + 1);
 	st.plan = plan;
+	st.num_slots = plan->num_slots;
+	st.num_vmas = plan->num_vmas;
 	st.fd_next = -1;
 	return 0;
 }
 
 static int failed(const struct gpu_plan *plan, const struct gpu_plan_seam *seam, const struct gpu_plan_step *s, int err)
 {
+	if (err <= 0)
+		err = EIO; /* a call that failed without saying why must still fail the step */
 	seam->log(LOG_ERROR, "%s: %s failed: %s\n", plan->name, s->what, strerror(err));
 	return -err;
+}
+
+/* One line naming the plan, the program's file id, the step and why its numbers do not fit; nothing was touched. */
+__attribute__((format(printf, 5, 6))) static int refuse(const struct gpu_plan *plan, const struct gpu_plan_seam *seam,
+							  int32_t file_id, const struct gpu_plan_step *s,
+							  const char *fmt, ...)
+{
+	char why[192];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	seam->log(LOG_ERROR, "%s: file %d: %s: %s\n", plan->name, file_id, s->what, why);
+	return -EINVAL;
+}
+
+/* Does [at, at + n) lie within [0, len)? (Overflow-safe: at and len come from the plan.) */
+static int fits(uint64_t at, uint64_t n, uint64_t len)
+{
+	return at <= len && n <= len - at;
+}
+
+static int uses_slot(uint32_t op)
+{
+	return op == GPU_PLAN_OPEN || op == GPU_PLAN_IOCTL || op == GPU_PLAN_PUT_FD || op == GPU_PLAN_RETURN ||
+	       op == GPU_PLAN_RETURN_DUP;
+}
+
+/*
+ * Checks every number of step s against the memory it names before the step runs: offsets, counts and ioctl sizes
+ * come from images and may be anything. 0, or -EINVAL after one line.
+ */
+static int check_step(const struct gpu_plan *plan, const struct gpu_plan_seam *seam, int32_t file_id,
+		      const struct gpu_plan_step *s)
+{
+	const unsigned long long len = s->len, fd_len = s->fd_len, arg = s->arg, arg2 = s->arg2;
+	if (s->op < GPU_PLAN_OPEN || s->op > GPU_PLAN_PUT_PID)
+		return refuse(plan, seam, file_id, s, "unknown op %u", s->op);
+	if ((!s->buf && len) || (!s->fd_buf && fd_len))
+		return refuse(plan, seam, file_id, s, "a buffer of %llu bytes (fd buffer %llu) at NULL", len, fd_len);
+	if (uses_slot(s->op) && (s->slot < 0 || (uint32_t)s->slot >= plan->num_slots))
+		return refuse(plan, seam, file_id, s, "slot %d is not one of the plan's %u", s->slot, plan->num_slots);
+	switch (s->op) {
+	case GPU_PLAN_OPEN:
+		if (!len || !memchr(s->buf, 0, s->len))
+			return refuse(plan, seam, file_id, s, "the path does not end within its %llu bytes", len);
+		return 0;
+	case GPU_PLAN_IOCTL:
+		if (arg > 0xffffffffull)
+			return refuse(plan, seam, file_id, s, "0x%llx is not an ioctl request", arg);
+		if (_IOC_SIZE(arg) > len)
+			return refuse(plan, seam, file_id, s, "request 0x%llx copies %llu bytes, the buffer has %llu", arg,
+				      (unsigned long long)_IOC_SIZE(arg), len);
+		return 0;
+	case GPU_PLAN_REQUIRE:
+	case GPU_PLAN_PUT_FD:
+	case GPU_PLAN_PUT_PID:
+		if (!fits(arg2, sizeof(uint32_t), len))
+			return refuse(plan, seam, file_id, s, "the u32 at offset %llu lies outside the %llu-byte buffer",
+				      arg2, len);
+		return 0;
+	case GPU_PLAN_SEND_FDS:
+		if (arg2 && !s->fd_offsets)
+			return refuse(plan, seam, file_id, s, "%llu fds but no offsets", arg2);
+		for (uint64_t i = 0; i < s->arg2; i++)
+			if (!fits(s->fd_offsets[i], sizeof(uint32_t), fd_len))
+				return refuse(plan, seam, file_id, s, "fd %llu at offset %llu lies outside the %llu-byte fd buffer",
+					      (unsigned long long)i, (unsigned long long)s->fd_offsets[i], fd_len);
+		return 0;
+	case GPU_PLAN_ENABLE_VMAS:
+		if (!fits(arg, arg2, plan->num_vmas))
+			return refuse(plan, seam, file_id, s, "%llu mapping rows from row %llu are not all among the plan's %u",
+				      arg2, arg, plan->num_vmas);
+		return 0;
+	default:
+		return 0;
+	}
 }
 
 static int slot_fd(const struct gpu_plan *plan, int32_t slot)
@@ -78,8 +169,6 @@ static int move_high(const struct gpu_plan_seam *seam, int fd)
 
 static int step_open(const struct gpu_plan *plan, const struct gpu_plan_seam *seam, const struct gpu_plan_step *s)
 {
-	if ((uint32_t)s->slot >= plan->num_slots)
-		return failed(plan, seam, s, EINVAL);
 	if (st.slots[s->slot])
 		return 0;
 	int fd = seam->open((const char *)s->buf, (int)s->arg);
@@ -213,26 +302,25 @@ static int step_send_fds(const struct gpu_plan *plan, const struct gpu_plan_seam
 	return ret ? failed(plan, seam, s, -ret) : 0;
 }
 
-static int step_enable_vmas(const struct gpu_plan *plan, const struct gpu_plan_seam *seam, const struct gpu_plan_step *s)
+static void step_enable_vmas(const struct gpu_plan_step *s)
 {
-	if (s->arg > plan->num_vmas || s->arg2 > plan->num_vmas - s->arg)
-		return failed(plan, seam, s, EINVAL);
 	memset(st.enabled + s->arg, 1, s->arg2);
-	return 0;
 }
 
 static int run(const struct gpu_plan *plan, const struct gpu_plan_seam *seam, const struct gpu_plan_program *p)
 {
 	for (uint32_t i = 0; i < p->num_steps; i++) {
 		const struct gpu_plan_step *s = &p->steps[i];
-		int fd, ret = 0;
+		int fd, ret = check_step(plan, seam, p->file_id, s);
+		if (ret)
+			return ret;
 		switch (s->op) {
 		case GPU_PLAN_OPEN: ret = step_open(plan, seam, s); break;
 		case GPU_PLAN_IOCTL: ret = step_ioctl(plan, seam, s); break;
 		case GPU_PLAN_REQUIRE: ret = step_require(plan, seam, s); break;
 		case GPU_PLAN_PUT_FD: ret = step_put_fd(plan, seam, s); break;
 		case GPU_PLAN_SEND_FDS: ret = step_send_fds(plan, seam, s); break;
-		case GPU_PLAN_ENABLE_VMAS: ret = step_enable_vmas(plan, seam, s); break;
+		case GPU_PLAN_ENABLE_VMAS: step_enable_vmas(s); break;
 		case GPU_PLAN_PUT_PID: ret = step_put_pid(s); break;
 		case GPU_PLAN_RETURN:
 			fd = slot_fd(plan, s->slot);
@@ -245,12 +333,13 @@ static int run(const struct gpu_plan *plan, const struct gpu_plan_seam *seam, co
 			if (fd >= 0 && (fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0)
 				fd = -errno;
 			return fd < 0 ? failed(plan, seam, s, -fd) : fd;
-		default: ret = failed(plan, seam, s, EINVAL); break;
 		}
 		if (ret)
 			return ret;
 	}
-	return -EINVAL; /* a program ends with RETURN or RETURN_DUP */
+	seam->log(LOG_ERROR, "%s: file %d: the program ended after its %u steps without handing an fd to criu\n", plan->name,
+		  p->file_id, p->num_steps);
+	return -EINVAL;
 }
 
 /* Closes the slots a failed program left open, so the task keeps no half-restored device fds. */
@@ -328,7 +417,7 @@ int gpu_plan_update_vma_map(void *ctx, const char *path, uint64_t addr, uint64_t
 		*plugin_fd = fd;
 		return 1;
 	}
-	if (st.plan != plan)
+	if (!bound(plan))
 		return 0; /* nothing restored in this task */
 	for (uint32_t i = 0; i < plan->num_vmas; i++) {
 		const struct gpu_plan_vma *v = &plan->vmas[i];

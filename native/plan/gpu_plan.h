@@ -14,24 +14,25 @@
 
 #include <stdint.h>
 
-#define GPU_PLAN_VERSION 5
+#define GPU_PLAN_VERSION 6
 /* fds per sendmsg of a SEND_FDS step (each message carries one payload byte) */
 #define GPU_PLAN_FDS_PER_MSG 64
 /* a u32 fd field holding this was not filled in by the ioctl */
 #define GPU_PLAN_NO_FD 0xffffffffu
 
 enum gpu_plan_op {
-	/* slot <- open(buf as path, arg as flags), unless the slot is open already; arg2 = 1 moves the fd above
-	 * the task's image fds (criu's find_unused_fd_pid), so it never takes a number criu restores later */
+	/* slot <- open(buf as path, NUL-terminated within len; arg as flags), unless the slot is open already;
+	 * arg2 = 1 moves the fd above the task's image fds (criu's find_unused_fd_pid), so it never takes a number
+	 * criu restores later */
 	GPU_PLAN_OPEN = 1,
-	/* ioctl(slot's fd, arg as request, buf), retried on EINTR/EAGAIN */
+	/* ioctl(slot's fd, arg as request, buf), retried on EINTR/EAGAIN; the request's size must fit in len */
 	GPU_PLAN_IOCTL = 2,
 	/* the u32 at buf + arg2 must lie in [low 32 bits of arg, high 32 bits of arg], else -ENOTSUP */
 	GPU_PLAN_REQUIRE = 3,
 	/* the u32 at buf + arg2 <- slot's fd */
 	GPU_PLAN_PUT_FD = 4,
 	/* take socket number arg from criu's fdstore, send len bytes of buf, then the arg2 fds stored as u32 at
-	 * fd_buf + fd_offsets[i] as SCM_RIGHTS; the fds are closed afterwards, sent or not */
+	 * fd_buf + fd_offsets[i] (each within fd_len) as SCM_RIGHTS; the fds are closed afterwards, sent or not */
 	GPU_PLAN_SEND_FDS = 5,
 	/* mapping rows [arg, arg + arg2) take effect for UPDATE_VMA_MAP */
 	GPU_PLAN_ENABLE_VMAS = 6,
@@ -43,12 +44,18 @@ enum gpu_plan_op {
 	GPU_PLAN_PUT_PID = 9,
 };
 
+/*
+ * Every step names its buffer's length: the executor checks each offset, count and ioctl size against it before it
+ * touches memory (a plan's numbers come from images) and refuses the step with one line otherwise; a refused step
+ * does nothing (a SEND_FDS step then closes no fd either).
+ */
 struct gpu_plan_step {
 	uint32_t op;
 	int32_t slot;
 	uint64_t arg;
 	uint64_t arg2;
-	uint64_t len;
+	uint64_t len;    /* bytes of buf */
+	uint64_t fd_len; /* bytes of fd_buf */
 	void *buf;
 	const void *fd_buf;
 	const uint64_t *fd_offsets;

@@ -16,7 +16,8 @@ if [ -f /usr/include/libdrm/amdgpu.h ]; then
 else
 	rm -f "$out/drm_layout_probe"
 fi
-$CC $CFLAGS -fPIC -shared -pthread -I"$here/include" -o "$out/libkfdsim.so" "$here/kfd_sim.c" "$here/drm_sim.c" "$here/restored_task.c"
+$CC $CFLAGS -fPIC -shared -pthread -I"$here/include" -o "$out/libkfdsim.so" "$here/kfd_sim.c" "$here/drm_sim.c" "$here/restored_task.c" \
+	"$here/plan_fuzz.c"
 $CC $CFLAGS -I"$native/plan" -o "$out/plan_layout_probe" "$here/plan_layout_probe.c"
 $CC $CFLAGS -o "$out/socket_layout_probe" "$here/socket_layout_probe.c"
 # Stands in for criu around upstream's own amdgpu plugin (UpstreamCompatibilityTest); the plugin itself is built at

@@ -10,6 +10,7 @@ int main(void)
 	F(gpu_plan_step, arg);
 	F(gpu_plan_step, arg2);
 	F(gpu_plan_step, len);
+	F(gpu_plan_step, fd_len);
 	F(gpu_plan_step, buf);
 	F(gpu_plan_step, fd_buf);
 	F(gpu_plan_step, fd_offsets);

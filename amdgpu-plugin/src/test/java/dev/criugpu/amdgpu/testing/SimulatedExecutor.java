@@ -1,6 +1,7 @@
 package dev.criugpu.amdgpu.testing;
 
 import dev.criugpu.api.plan.ChildPlan;
+import dev.criugpu.api.sys.PlanCalls;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -15,7 +16,11 @@ public record SimulatedExecutor(MemorySegment restoreExtFile, MemorySegment upda
             SymbolLookup.libraryLookup(NativeTestPrograms.path("libcriugpu_plan.so"), Arena.global());
 
     public static SimulatedExecutor load(ChildPlan plan) {
+        return load(plan, SimulatedHost.CALLS);
+    }
+
+    public static SimulatedExecutor load(ChildPlan plan, PlanCalls calls) {
         return new SimulatedExecutor(LIB.find("gpu_plan_restore_ext_file").orElseThrow(),
-                LIB.find("gpu_plan_update_vma_map").orElseThrow(), plan.sealed().context(SimulatedHost.CALLS));
+                LIB.find("gpu_plan_update_vma_map").orElseThrow(), plan.sealed().context(calls));
     }
 }

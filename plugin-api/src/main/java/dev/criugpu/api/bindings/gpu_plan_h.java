@@ -5,7 +5,7 @@ public final class gpu_plan_h {
     private gpu_plan_h() {
     }
 
-    public static int GPU_PLAN_VERSION() { return 5; }
+    public static int GPU_PLAN_VERSION() { return 6; }
 
     public static int GPU_PLAN_FDS_PER_MSG() { return 64; }
 

@@ -20,6 +20,7 @@ public final class gpu_plan_step {
             JAVA_LONG.withName("arg"),
             JAVA_LONG.withName("arg2"),
             JAVA_LONG.withName("len"),
+            JAVA_LONG.withName("fd_len"),
             ADDRESS.withName("buf"),
             ADDRESS.withName("fd_buf"),
             ADDRESS.withName("fd_offsets"),
@@ -89,7 +90,15 @@ public final class gpu_plan_step {
 
     public static void len(MemorySegment struct, long value) { struct.set(JAVA_LONG, len$OFFSET, value); }
 
-    private static final long buf$OFFSET = 32;
+    private static final long fd_len$OFFSET = 32;
+
+    public static long fd_len$offset() { return fd_len$OFFSET; }
+
+    public static long fd_len(MemorySegment struct) { return struct.get(JAVA_LONG, fd_len$OFFSET); }
+
+    public static void fd_len(MemorySegment struct, long value) { struct.set(JAVA_LONG, fd_len$OFFSET, value); }
+
+    private static final long buf$OFFSET = 40;
 
     public static long buf$offset() { return buf$OFFSET; }
 
@@ -97,7 +106,7 @@ public final class gpu_plan_step {
 
     public static void buf(MemorySegment struct, MemorySegment value) { struct.set(ADDRESS, buf$OFFSET, value); }
 
-    private static final long fd_buf$OFFSET = 40;
+    private static final long fd_buf$OFFSET = 48;
 
     public static long fd_buf$offset() { return fd_buf$OFFSET; }
 
@@ -105,7 +114,7 @@ public final class gpu_plan_step {
 
     public static void fd_buf(MemorySegment struct, MemorySegment value) { struct.set(ADDRESS, fd_buf$OFFSET, value); }
 
-    private static final long fd_offsets$OFFSET = 48;
+    private static final long fd_offsets$OFFSET = 56;
 
     public static long fd_offsets$offset() { return fd_offsets$OFFSET; }
 
@@ -113,7 +122,7 @@ public final class gpu_plan_step {
 
     public static void fd_offsets(MemorySegment struct, MemorySegment value) { struct.set(ADDRESS, fd_offsets$OFFSET, value); }
 
-    private static final long what$OFFSET = 56;
+    private static final long what$OFFSET = 64;
 
     public static long what$offset() { return what$OFFSET; }
 

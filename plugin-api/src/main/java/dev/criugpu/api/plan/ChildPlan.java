@@ -16,7 +16,7 @@ import java.util.List;
  * {@link dev.criugpu.api.CriuServices#setChildExecutor}; it must stay open until the restore ends.
  */
 public final class ChildPlan implements AutoCloseable {
-    private final PlanMemory memory = new PlanMemory();
+    private final PlanMemory memory;
     private final String name;
     private final List<PlanProgram> programs = new ArrayList<>();
     private final List<Mapping> mappings = new ArrayList<>();
@@ -26,7 +26,16 @@ public final class ChildPlan implements AutoCloseable {
 
     /** {@code name} prefixes the executor's log lines, e.g. {@code amdgpu}. */
     public ChildPlan(String name) {
+        this(name, 0);
+    }
+
+    /**
+     * With {@code guardBytes} bytes of {@link PlanMemory#GUARD} after every buffer, outside it: for a test that
+     * checks the executor writes no byte past a step's buffer.
+     */
+    public ChildPlan(String name, int guardBytes) {
         this.name = name;
+        this.memory = new PlanMemory(guardBytes);
     }
 
     /** A zeroed buffer of {@code bytes} for ioctl arguments, messages and results: as long as the plan, inherited by every task. */

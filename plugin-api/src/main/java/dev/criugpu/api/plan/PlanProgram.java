@@ -29,7 +29,7 @@ public final class PlanProgram {
     }
 
     private PlanProgram step(int op, int slot, String what, PlanBuffer buf, long arg, long arg2) {
-        steps.add(new Step(op, slot, what, buf, arg, arg2, 0, null, null));
+        steps.add(new Step(op, slot, what, buf, arg, arg2, null, null));
         return this;
     }
 
@@ -65,8 +65,8 @@ public final class PlanProgram {
      * keeps as {@code fdstoreId}.
      */
     public PlanProgram sendFds(int fdstoreId, PlanBuffer message, PlanBuffer fdBuf, long[] fdOffsets, String what) {
-        steps.add(new Step(gpu_plan_h.GPU_PLAN_SEND_FDS(), -1, what, message, fdstoreId, fdOffsets.length,
-                message.byteSize(), fdBuf, fdOffsets.clone()));
+        steps.add(new Step(gpu_plan_h.GPU_PLAN_SEND_FDS(), -1, what, message, fdstoreId, fdOffsets.length, fdBuf,
+                fdOffsets.clone()));
         return this;
     }
 

@@ -36,8 +36,11 @@ public final class PlanMemory implements AutoCloseable {
         }
     }
 
-    /** One step of a program (struct gpu_plan_step); {@code buf} and {@code fdBuf} may be null. */
-    public record Step(int op, int slot, String what, PlanBuffer buf, long arg, long arg2, long len, PlanBuffer fdBuf,
+    /**
+     * One step of a program (struct gpu_plan_step); {@code buf} and {@code fdBuf} may be null. The lengths the
+     * executor checks every offset against are the buffers' own sizes, set when the step is written.
+     */
+    public record Step(int op, int slot, String what, PlanBuffer buf, long arg, long arg2, PlanBuffer fdBuf,
                        long[] fdOffsets) {
     }
 
@@ -50,17 +53,36 @@ public final class PlanMemory implements AutoCloseable {
     public record PathClaim(String pattern, boolean prefix, boolean reopen, String substitute) {
     }
 
+    /** What fills a buffer's guard bytes. */
+    public static final byte GUARD = (byte) 0xa5;
+
     private final Arena arena = Arena.ofShared();
+    private final int guardBytes;
     private MemorySegment plan;
+
+    public PlanMemory() {
+        this(0);
+    }
+
+    /**
+     * Every buffer followed by {@code guardBytes} bytes of {@link #GUARD} that belong to no buffer: a test of the
+     * executor reads them back to see that no step wrote past its buffer.
+     */
+    public PlanMemory(int guardBytes) {
+        if (guardBytes < 0) throw new IllegalArgumentException("guard bytes " + guardBytes);
+        this.guardBytes = guardBytes;
+    }
 
     /** The segment behind a buffer of a plan, for a layout facade that fills it with a vendor's structs. */
     public static MemorySegment segment(PlanBuffer buffer) {
         return ((Buffer) buffer).segment();
     }
 
-    /** {@code bytes} zeroed bytes, aligned for any C scalar. */
+    /** {@code bytes} zeroed bytes, aligned for any C scalar (and the guard bytes after them). */
     public PlanBuffer allocate(long bytes) {
-        return new Buffer(arena.allocate(Math.max(1, bytes), 8).asSlice(0, bytes));
+        MemorySegment s = arena.allocate(Math.max(1, bytes + guardBytes), 8);
+        s.asSlice(bytes).fill(GUARD);
+        return new Buffer(s.asSlice(0, bytes));
     }
 
     public PlanBuffer copyOf(byte[] bytes) {
@@ -120,11 +142,16 @@ public final class PlanMemory implements AutoCloseable {
             gpu_plan_step.op(s, st.op());
             gpu_plan_step.slot(s, st.slot());
             gpu_plan_step.what(s, arena.allocateFrom(st.what()));
-            if (st.buf() != null) gpu_plan_step.buf(s, segment(st.buf()));
+            if (st.buf() != null) {
+                gpu_plan_step.buf(s, segment(st.buf()));
+                gpu_plan_step.len(s, st.buf().byteSize());
+            }
             gpu_plan_step.arg(s, st.arg());
             gpu_plan_step.arg2(s, st.arg2());
-            gpu_plan_step.len(s, st.len());
-            if (st.fdBuf() != null) gpu_plan_step.fd_buf(s, segment(st.fdBuf()));
+            if (st.fdBuf() != null) {
+                gpu_plan_step.fd_buf(s, segment(st.fdBuf()));
+                gpu_plan_step.fd_len(s, st.fdBuf().byteSize());
+            }
             if (st.fdOffsets() != null) {
                 long[] o = st.fdOffsets();
                 gpu_plan_step.fd_offsets(s, arena.allocateFrom(JAVA_LONG, o.length == 0 ? new long[1] : o));
