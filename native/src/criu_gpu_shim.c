@@ -421,11 +421,35 @@ static JNIEnv *create_or_join_jvm(char *why, size_t len)
 	return env;
 }
 
+/*
+ * Bootstrap.prepare(name, stage, plugin dir), with plain Java values: the plugin starts its slow work before Java
+ * first touches native memory, which alone takes tens of milliseconds (issue 23). Whatever goes wrong is init's to say.
+ */
+static void prepare(JNIEnv *env, jclass cls)
+{
+	jmethodID m = (*env)->GetStaticMethodID(env, cls, "prepare", "(Ljava/lang/String;ILjava/lang/String;)V");
+	jstring name = m ? (*env)->NewStringUTF(env, SHIM_PLUGIN_NAME) : NULL;
+	jstring dir = name ? (*env)->NewStringUTF(env, g.plugin_dir) : NULL;
+
+	if (dir)
+		(*env)->CallStaticVoidMethod(env, cls, m, name, (jint)g.services.stage, dir);
+	if ((*env)->ExceptionCheck(env))
+		(*env)->ExceptionClear(env);
+	if (name)
+		(*env)->DeleteLocalRef(env, name);
+	if (dir)
+		(*env)->DeleteLocalRef(env, dir);
+}
+
 /* Bootstrap.start: 0, or the negative errno of the plugin's init (it logged why) or of a broken class path. */
 static int bootstrap(JNIEnv *env, char *why, size_t len)
 {
 	jclass cls = (*env)->FindClass(env, "dev/criugpu/api/Bootstrap");
-	jmethodID start = cls ? (*env)->GetStaticMethodID(env, cls, "start", "(J)I") : NULL;
+	jmethodID start;
+
+	if (cls)
+		prepare(env, cls);
+	start = cls ? (*env)->GetStaticMethodID(env, cls, "start", "(J)I") : NULL;
 	int rc = start ? (*env)->CallStaticIntMethod(env, cls, start, (jlong)(intptr_t)&g.services) : -ENOENT;
 
 	if ((*env)->ExceptionCheck(env)) /* Bootstrap catches what it throws: this is a broken class path */

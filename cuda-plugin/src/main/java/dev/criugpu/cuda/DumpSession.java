@@ -152,11 +152,14 @@ final class DumpSession {
      * return at once; a process that appears later is locked by its own call.
      */
     private int quiesce(int root) {
+        long t0 = System.nanoTime();
         List<CudaTask> found = new ArrayList<>();
         for (int pid : ProcessTree.of(root)) {
             if (pid != root && !ProcStat.of(pid).map(ProcStat::alive).orElse(false)) continue;
             find(pid).ifPresent(found::add);
         }
+        log.debug("{} CUDA task(s) in the tree of pid {} found and watched in {} ms", found.size(), root,
+                (System.nanoTime() - t0) / 1_000_000);
         List<CudaTask> toLock = found.stream().filter(t -> Transitions.needsLock(t.initial)).toList();
         if (toLock.size() < 2) {
             found.forEach(this::lockOrLeave);

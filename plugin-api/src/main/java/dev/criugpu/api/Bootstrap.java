@@ -3,6 +3,10 @@ package dev.criugpu.api;
 import dev.criugpu.api.bindings.stat;
 import dev.criugpu.api.log.CriuLog;
 
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -64,38 +68,40 @@ public final class Bootstrap {
         return MethodHandles.filterArguments(java, 1, DEVICE_FILE);
     }
 
+    /** Plugins whose {@link CriuPlugin#prepare} ran, by name: the instance {@link #start(long)} then serves. */
+    private static final Map<String, CriuPlugin> PREPARED = new ConcurrentHashMap<>();
+
+    /**
+     * The shim's first call, right after the JVM starts, with plain Java values (no native memory read: the JVM's
+     * first use of FFM costs tens of milliseconds): the plugin's {@link CriuPlugin#prepare} starts what init will
+     * need, so that it overlaps that cost and the rest of the bootstrap. Nothing it throws reaches the shim; init
+     * does the work again and reports what fails.
+     */
+    public static void prepare(String pluginName, int stage, String pluginDir) {
+        try {
+            Plugins.named(pluginName).ifPresent(plugin -> {
+                PREPARED.put(pluginName, plugin);
+                plugin.prepare(Stage.of(stage), Path.of(pluginDir));
+            });
+        } catch (RuntimeException e) {
+            // init reports it
+        }
+    }
+
     /** Returns 0, or a negative errno that the shim returns from criu's init (failing the command). */
     public static int start(long servicesAddress) {
         NativeCriuServices services;
-        CriuPlugin plugin;
         try {
-            MemorySegment struct = dev.criugpu.api.bindings.criu_gpu_services.reinterpret(MemorySegment.ofAddress(servicesAddress));
-            plugin = prepare(struct);
-            services = new NativeCriuServices(struct);
+            services = new NativeCriuServices(
+                    dev.criugpu.api.bindings.criu_gpu_services.reinterpret(MemorySegment.ofAddress(servicesAddress)));
         } catch (Throwable t) {
             System.err.println("criu-java-gpu: cannot read the shim's services: " + t);
             return -Errno.EINVAL;
         }
         LogSink.bind(services.printOnLevel());
-        int rc = HookDispatcher.guarded(services, "bootstrap", () -> start(services, plugin));
+        int rc = HookDispatcher.guarded(services, "bootstrap", () -> start(services, PREPARED.remove(services.pluginName())));
         LogSink.drain();
         return rc;
-    }
-
-    /**
-     * The plugin's {@link CriuPlugin#prepare} runs before criu's functions are linked (tens of milliseconds of the
-     * JVM's first FFM use), so that what it starts overlaps them. Null when the class path has no such plugin.
-     */
-    private static CriuPlugin prepare(MemorySegment struct) {
-        CriuPlugin plugin = Plugins.named(NativeCriuServices.pluginName(struct)).orElse(null);
-        if (plugin != null) {
-            try {
-                plugin.prepare(NativeCriuServices.stage(struct), NativeCriuServices.pluginDir(struct));
-            } catch (RuntimeException e) {
-                // prepare must not throw; init does the work again and reports what fails
-            }
-        }
-        return plugin;
     }
 
     private static int start(NativeCriuServices services, CriuPlugin found) {

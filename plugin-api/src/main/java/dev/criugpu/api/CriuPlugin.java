@@ -22,10 +22,10 @@ public interface CriuPlugin {
     Set<Hook> hooks();
 
     /**
-     * Called first, before {@link #init} and before criu's services are usable (no log, no calls into criu): the
-     * moment to start, in the background, slow work that init will need, so that it overlaps the rest of the JVM's
-     * bootstrap. It must not throw; what fails here is for init to report. On restore it runs while the shim parks
-     * the next pid, like init: a thread it starts is one PidGuard counts (DESIGN rule 3).
+     * Called first, right after the JVM started and before criu's services are usable (no log, no calls into criu;
+     * Java's first use of FFM is still to come): the moment to start, in the background, slow work that init will
+     * need, so that it overlaps the rest of the bootstrap. What fails here is for init to report. On restore it runs
+     * while the shim parks the next pid, like init: a thread it starts is one PidGuard counts (DESIGN rule 3).
      */
     default void prepare(Stage stage, java.nio.file.Path pluginDir) {
     }

@@ -38,9 +38,9 @@ final class NativeCriuServices implements CriuServices {
 
     NativeCriuServices(MemorySegment struct) {
         this.struct = struct;
-        this.pluginName = pluginName(struct);
-        this.stage = stage(struct);
-        this.pluginDir = pluginDir(struct);
+        this.pluginName = criu_gpu_services.plugin_name(struct).reinterpret(256).getString(0);
+        this.stage = Stage.of(criu_gpu_services.stage(struct));
+        this.pluginDir = Path.of(criu_gpu_services.plugin_dir(struct).reinterpret(4096).getString(0));
         this.printOnLevel = printer(handle(criu_gpu_services.print_on_level(struct),
                 FunctionDescriptor.ofVoid(JAVA_INT, ADDRESS, ADDRESS), Linker.Option.firstVariadicArg(2)));
         this.criuGetImageDir = handle(criu_gpu_services.criu_get_image_dir(struct), FunctionDescriptor.of(JAVA_INT));
@@ -50,19 +50,6 @@ final class NativeCriuServices implements CriuServices {
                 FunctionDescriptor.ofVoid());
         MethodHandle getLevel = handle(criu_gpu_services.log_get_loglevel(struct), FunctionDescriptor.of(JAVA_INT));
         this.criuLogLevel = getLevel == null ? LogLevel.INFO.id : (int) invoke(getLevel);
-    }
-
-    /** The plain fields of the shim's struct, readable before any call into criu is linked. */
-    static String pluginName(MemorySegment struct) {
-        return criu_gpu_services.plugin_name(struct).reinterpret(256).getString(0);
-    }
-
-    static Stage stage(MemorySegment struct) {
-        return Stage.of(criu_gpu_services.stage(struct));
-    }
-
-    static Path pluginDir(MemorySegment struct) {
-        return Path.of(criu_gpu_services.plugin_dir(struct).reinterpret(4096).getString(0));
     }
 
     private static MethodHandle handle(MemorySegment address, FunctionDescriptor fd, Linker.Option... options) {

@@ -124,6 +124,23 @@ class BootstrapTest {
     }
 
     @Test
+    void prepareRunsFirstOnTheInstanceThatInitThenServes() {
+        Bootstrap.prepare("recording_plugin", Stage.RESTORE.id, "/nonexistent");
+        assertEquals(0, Bootstrap.start(services.address()));
+        assertEquals(2, RecordingPlugin.CALLS.size(), RecordingPlugin.CALLS.toString());
+        String prepared = RecordingPlugin.CALLS.get(0);
+        assertTrue(prepared.startsWith("prepare RESTORE /nonexistent @"), prepared);
+        String instance = prepared.substring(prepared.indexOf('@'));
+        assertEquals("init RESTORE LISTED " + instance, RecordingPlugin.CALLS.get(1));
+    }
+
+    @Test
+    void aPrepareForAPluginNotOnTheClassPathIsIgnored() {
+        Bootstrap.prepare("no_such_plugin", Stage.DUMP.id, "/nonexistent");
+        assertEquals(List.of(), RecordingPlugin.CALLS);
+    }
+
+    @Test
     void fillsMainProcessHooksOnlyAndForwardsCalls() throws Throwable {
         assertEquals(0, Bootstrap.start(services.address()));
         assertEquals(List.of("init RESTORE LISTED"), RecordingPlugin.CALLS);

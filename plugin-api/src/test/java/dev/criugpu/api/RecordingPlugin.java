@@ -21,8 +21,14 @@ public final class RecordingPlugin implements CriuPlugin {
     }
 
     @Override
+    public void prepare(Stage stage, java.nio.file.Path pluginDir) {
+        CALLS.add("prepare " + stage + " " + pluginDir + " @" + System.identityHashCode(this));
+    }
+
+    @Override
     public int init(Stage stage, CriuServices services) {
-        CALLS.add("init " + stage + " " + services.inventoryClaim());
+        CALLS.add("init " + stage + " " + services.inventoryClaim() + (CALLS.stream().anyMatch(c -> c.startsWith("prepare"))
+                ? " @" + System.identityHashCode(this) : ""));
         services.addInventoryPlugin();
         return initResult;
     }
