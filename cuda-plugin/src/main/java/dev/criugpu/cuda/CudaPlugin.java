@@ -17,6 +17,7 @@ import dev.criugpu.cuda.backend.DriverBackend;
 import dev.criugpu.cuda.config.CriuCommandLine;
 import dev.criugpu.cuda.config.PluginConfig;
 import dev.criugpu.cuda.gpu.GpuInfo;
+import dev.criugpu.cuda.gpu.GpuMemory;
 import dev.criugpu.cuda.gpu.GpuUuid;
 import dev.criugpu.cuda.gpu.NvidiaGpus;
 import dev.criugpu.cuda.agent.AgentClient;
@@ -145,6 +146,7 @@ public final class CudaPlugin implements CriuPlugin {
         DumpSession.removeStaleFiles(services);
         inherited = services.imageDir().map(InheritedDevices::new).orElse(null);
         dump = new DumpSession(services, calls.apply(timeoutMs), timeoutMs, presentGpus(Set.of()), config.parallel(), config.quiesce());
+        GpuMemory.warmUp();
         return 0;
     }
 
@@ -206,7 +208,7 @@ public final class CudaPlugin implements CriuPlugin {
             restore = new RestoreSession(CudaDeps.inCriu(backend, RestoreThreads.PTRACE), records,
                     resumedTasks(dir, services.inventoryClaim()), services.inventoryClaim() != InventoryClaim.NOT_LISTED,
                     presentGpus(config.treatAbsent()), presentGpus(Set.of()), config.deviceMap(), config.parallel(),
-                    restoreProbes != null ? restoreProbes::freeMib : dev.criugpu.cuda.gpu.GpuMemory::freeMib);
+                    restoreProbes != null ? restoreProbes::freeMib : GpuMemory::freeMib);
             log.info("{} CUDA task record(s) in {}", records.size(), dir);
             // refused here, before criu creates any task, rather than in RESUME_DEVICES_LATE, where a failure costs
             // the restored tree: the images stay as they are and a restore with another map can follow

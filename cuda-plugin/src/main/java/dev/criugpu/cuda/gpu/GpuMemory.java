@@ -1,5 +1,6 @@
 package dev.criugpu.cuda.gpu;
 
+import dev.criugpu.api.Threads;
 import dev.criugpu.cuda.sys.NvmlMemory;
 import dev.criugpu.cuda.sys.MemorySource;
 import dev.criugpu.cuda.sys.MemorySource.FreeMemory;
@@ -30,6 +31,11 @@ public final class GpuMemory {
     /** pid → (GPU → MiB) of every compute process. */
     public static Optional<Map<Integer, Map<GpuUuid, Long>>> usedByPid() {
         return source().computeProcesses().map(GpuMemory::usedMib);
+    }
+
+    /** Readies NVML for {@link #usedByPid}, on a thread of its own: see {@link NvmlMemory#keepOpen}. */
+    public static void warmUp() {
+        Threads.startDaemon("cuda-nvml-warm-up", NvmlMemory::keepOpen);
     }
 
     /** GPU → free MiB. */

@@ -49,6 +49,15 @@ public final class NvmlMemory implements MemorySource {
         return nvml_h.missing(nvml_h.MEMORY_SYMBOLS).map(s -> nvml_h.LIBRARY + " has no " + s + " (driver too old)");
     }
 
+    /**
+     * Opens an NVML session that lasts as long as this process and makes one compute-process query: NVML's first start
+     * and the linking of its calls cost tens of milliseconds, which a dump would otherwise pay between its first lock
+     * and its first checkpoint (each later query opens and closes a session of its own, now cheap: NVML counts them).
+     */
+    public static void keepOpen() {
+        if (unusable().isEmpty() && nvml_h.nvmlInit_v2() == nvml_h.NVML_SUCCESS) INSTANCE.computeProcesses();
+    }
+
     @Override
     public Optional<List<ProcessMemory>> computeProcesses() {
         return session("compute processes", "nvmlDeviceGetComputeRunningProcesses_v3", (arena, device, uuid, rows) -> {
