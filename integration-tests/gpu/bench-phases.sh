@@ -17,7 +17,8 @@
 # Env: BENCH_CASES   "mib:children:rounds ..." (default "64:0:3 8192:0:3 4096:3:1": 64 MiB and 8 GiB single
 #                    processes, median of 3; a tree of 4 x 4 GiB, once)
 #      BENCH_FLOWS   default "ours upstream manual"
-# Output: OUT_DIR/phases.md (the table), OUT_DIR/phases.tsv (one line per command), OUT_DIR/summary.txt.
+# Output: OUT_DIR/phases.md (the table), OUT_DIR/phases.tsv (one line per command), OUT_DIR/fixed.md (our plugin's
+# fixed cost: "enabled" to the first lock, and to the end of restore init), OUT_DIR/summary.txt.
 set -uo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"   # sets GPU_DIR
 start_host_script "$@"
@@ -150,4 +151,6 @@ for spec in $CASES; do
 done
 python3 "$GPU_DIR/phases_table.py" "$TSV" >"$TABLE" 2>&1 || echo "phases_table.py failed" >>"$TABLE"
 cat "$TABLE" | tee -a "$SUMMARY"
+python3 "$GPU_DIR/fixed_cost.py" "$LOGS" >"$OUT_DIR/fixed.md" 2>&1 || echo "fixed_cost.py failed" >>"$OUT_DIR/fixed.md"
+cat "$OUT_DIR/fixed.md" | tee -a "$SUMMARY"
 pack_logs

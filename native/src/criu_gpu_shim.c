@@ -422,23 +422,34 @@ static JNIEnv *create_or_join_jvm(char *why, size_t len)
 }
 
 /*
- * Bootstrap.prepare(name, stage, plugin dir), with plain Java values: the plugin starts its slow work before Java
- * first touches native memory, which alone takes tens of milliseconds (issue 23). Whatever goes wrong is init's to say.
+ * Bootstrap.prepare(name, stage, plugin dir, images dir or null), with plain Java values: the plugin starts its slow
+ * work before Java first touches native memory, which alone takes tens of milliseconds (issue 23). The images dir is
+ * criu's fd as /proc/self/fd/N. Whatever goes wrong is init's to say.
  */
 static void prepare(JNIEnv *env, jclass cls)
 {
-	jmethodID m = (*env)->GetStaticMethodID(env, cls, "prepare", "(Ljava/lang/String;ILjava/lang/String;)V");
+	jmethodID m = (*env)->GetStaticMethodID(env, cls, "prepare",
+						"(Ljava/lang/String;ILjava/lang/String;Ljava/lang/String;)V");
+	int (*image_dir)(void) = (int (*)(void))g.services.criu_get_image_dir;
+	int fd = image_dir ? image_dir() : -1;
+	char images[64];
 	jstring name = m ? (*env)->NewStringUTF(env, SHIM_PLUGIN_NAME) : NULL;
 	jstring dir = name ? (*env)->NewStringUTF(env, g.plugin_dir) : NULL;
+	jstring img = NULL;
 
+	snprintf(images, sizeof(images), "/proc/self/fd/%d", fd);
+	if (dir && fd >= 0)
+		img = (*env)->NewStringUTF(env, images);
 	if (dir)
-		(*env)->CallStaticVoidMethod(env, cls, m, name, (jint)g.services.stage, dir);
+		(*env)->CallStaticVoidMethod(env, cls, m, name, (jint)g.services.stage, dir, img);
 	if ((*env)->ExceptionCheck(env))
 		(*env)->ExceptionClear(env);
 	if (name)
 		(*env)->DeleteLocalRef(env, name);
 	if (dir)
 		(*env)->DeleteLocalRef(env, dir);
+	if (img)
+		(*env)->DeleteLocalRef(env, img);
 }
 
 /* Bootstrap.start: 0, or the negative errno of the plugin's init (it logged why) or of a broken class path. */

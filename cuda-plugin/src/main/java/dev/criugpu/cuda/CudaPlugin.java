@@ -76,12 +76,12 @@ public final class CudaPlugin implements CriuPlugin {
      * free-memory questions.
      */
     @Override
-    public void prepare(Stage stage, Path pluginDir) {
+    public void prepare(Stage stage, Path pluginDir, java.util.Optional<Path> imagesDir) {
         PluginConfig config = PluginConfig.load(System.getenv(), cfgFile(pluginDir));
         if (stage == Stage.DUMP && config.guard()) {
             agentStart = AgentStart.launch(config, pluginDir, CriuCommandLine.ofSelfOrDefault().timeoutOrDefault() * 1000);
         } else if (stage == Stage.RESTORE) {
-            restoreProbes = RestoreProbes.start(config);
+            restoreProbes = RestoreProbes.start(config, imagesDir);
         }
     }
 
@@ -191,7 +191,9 @@ public final class CudaPlugin implements CriuPlugin {
     private int initRestore(CriuServices services, PluginConfig config, CudaBackend backend) {
         Path dir = services.imageDir().orElseThrow(() -> new CriuException(Errno.EINVAL, "criu gave no images directory"));
         try {
-            InheritedDevices.read(dir).ifPresent(entry -> {
+            RestoreImages images = restoreProbes != null ? restoreProbes.images(dir) : null;
+            if (images == null) images = RestoreImages.read(dir);
+            images.inherited().ifPresent(entry -> {
                 childPlan = new ChildPlan("cuda");
                 InheritedPlan.addTo(childPlan, entry);
                 if (!services.setChildExecutor(childPlan)) {
@@ -202,11 +204,11 @@ public final class CudaPlugin implements CriuPlugin {
                 log.info("{} inherited /dev/nvidia* file(s){} get stand-ins", entry.getFilesCount(),
                         entry.getMappings() ? " and mappings" : "");
             });
-            var records = CudaTaskImages.readAll(dir);
+            var records = images.records();
             // LISTED or LEGACY (NOT_LISTED disabled the plugin before): tasks without a record of ours may hold CUDA
             // state all the same, as every task of an image dumped by upstream's plugin does
             restore = new RestoreSession(CudaDeps.inCriu(backend, RestoreThreads.PTRACE), records,
-                    resumedTasks(dir, services.inventoryClaim()), services.inventoryClaim() != InventoryClaim.NOT_LISTED,
+                    resumedTasks(images, services.inventoryClaim()), services.inventoryClaim() != InventoryClaim.NOT_LISTED,
                     presentGpus(config.treatAbsent()), presentGpus(Set.of()), config.deviceMap(), config.parallel(),
                     restoreProbes != null ? restoreProbes::freeMib : GpuMemory::freeMib);
             log.info("{} CUDA task record(s) in {}", records.size(), dir);
@@ -229,18 +231,16 @@ public final class CudaPlugin implements CriuPlugin {
      * an image that lists this plugin may hold CUDA state in exactly those (upstream's plugin writes no records), so
      * the restore is refused; an image from before the plugins field only warns (null: only recorded tasks).
      */
-    static Set<Integer> resumedTasks(Path dir, InventoryClaim claim) {
-        try {
-            return TreeTasks.resumed(dir);
-        } catch (ImageException e) {
-            if (claim == InventoryClaim.LISTED) {
-                throw new CriuException(Errno.EIO, e.getMessage() + "; the image holds CUDA state (inventory.img lists "
-                        + NAME + "), and without its task list the tasks with no cuda-plugin-<pid>.img cannot be "
-                        + "restored: nothing was restored");
-            }
-            log.warn("{}; tasks without a cuda-plugin-<pid>.img are not restored", e.getMessage());
-            return null;
+    static Set<Integer> resumedTasks(RestoreImages images, InventoryClaim claim) {
+        ImageException e = images.resumedError();
+        if (e == null) return images.resumed();
+        if (claim == InventoryClaim.LISTED) {
+            throw new CriuException(Errno.EIO, e.getMessage() + "; the image holds CUDA state (inventory.img lists "
+                    + NAME + "), and without its task list the tasks with no cuda-plugin-<pid>.img cannot be "
+                    + "restored: nothing was restored");
         }
+        log.warn("{}; tasks without a cuda-plugin-<pid>.img are not restored", e.getMessage());
+        return null;
     }
 
     private static List<GpuInfo> presentGpus(Set<GpuUuid> treatAbsent) {

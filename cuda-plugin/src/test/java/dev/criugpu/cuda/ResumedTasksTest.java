@@ -35,16 +35,16 @@ class ResumedTasksTest {
     }
 
     @Test
-    void anUnreadableTaskListFailsARestoreThatNeedsThePluginNamingTheFile() {
-        CriuException e = assertThrows(CriuException.class, () -> CudaPlugin.resumedTasks(images, InventoryClaim.LISTED));
+    void anUnreadableTaskListFailsARestoreThatNeedsThePluginNamingTheFile() throws Exception {
+        CriuException e = assertThrows(CriuException.class, () -> CudaPlugin.resumedTasks(RestoreImages.read(images), InventoryClaim.LISTED));
         assertTrue(e.getMessage().startsWith(images.resolve("pstree.img") + ": "), e.getMessage());
         assertTrue(e.getMessage().endsWith("cannot be restored: nothing was restored"), e.getMessage());
         assertEquals(1, e.getMessage().lines().count());
     }
 
     @Test
-    void anImageFromBeforeThePluginsFieldOnlyWarns() {
-        assertNull(CudaPlugin.resumedTasks(images, InventoryClaim.LEGACY));
+    void anImageFromBeforeThePluginsFieldOnlyWarns() throws Exception {
+        assertNull(CudaPlugin.resumedTasks(RestoreImages.read(images), InventoryClaim.LEGACY));
         List<String> warnings = services.log.stream().filter(l -> l.startsWith("WARN")).toList();
         assertEquals(1, warnings.size(), services.log.toString());
         assertTrue(warnings.getFirst().contains(images.resolve("pstree.img") + ": "), warnings.getFirst());

@@ -5,6 +5,7 @@ import dev.criugpu.api.log.CriuLog;
 
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 import java.lang.foreign.Arena;
@@ -77,11 +78,12 @@ public final class Bootstrap {
      * need, so that it overlaps that cost and the rest of the bootstrap. Nothing it throws reaches the shim; init
      * does the work again and reports what fails.
      */
-    public static void prepare(String pluginName, int stage, String pluginDir) {
+    public static void prepare(String pluginName, int stage, String pluginDir, String imagesDir) {
         try {
             Plugins.named(pluginName).ifPresent(plugin -> {
                 PREPARED.put(pluginName, plugin);
-                plugin.prepare(Stage.of(stage), Path.of(pluginDir));
+                plugin.prepare(Stage.of(stage), Path.of(pluginDir),
+                        Optional.ofNullable(imagesDir).map(d -> NativeCriuServices.realPath(Path.of(d))));
             });
         } catch (RuntimeException e) {
             // init reports it

@@ -26,8 +26,9 @@ public interface CriuPlugin {
      * Java's first use of FFM is still to come): the moment to start, in the background, slow work that init will
      * need, so that it overlaps the rest of the bootstrap. What fails here is for init to report. On restore it runs
      * while the shim parks the next pid, like init: a thread it starts is one PidGuard counts (DESIGN rule 3).
+     * {@code imagesDir}: criu's images directory, as init's {@link CriuServices#imageDir} will name it.
      */
-    default void prepare(Stage stage, java.nio.file.Path pluginDir) {
+    default void prepare(Stage stage, java.nio.file.Path pluginDir, java.util.Optional<java.nio.file.Path> imagesDir) {
     }
 
     /**

@@ -139,16 +139,19 @@ final class NativeCriuServices implements CriuServices {
     @Override
     public Optional<Path> imageDir() {
         return imageDirFd().map(fd -> {
-            Path link = Path.of("/proc/self/fd/" + fd);
-            Path dir;
-            try {
-                dir = link.toRealPath();
-            } catch (java.io.IOException e) {
-                dir = link;
-            }
+            Path dir = realPath(Path.of("/proc/self/fd/" + fd));
             ImageFiles.useDirectoryFd(dir, fd);
             return dir;
         });
+    }
+
+    /** Where criu's images-dir fd ({@code /proc/self/fd/N}) leads, or the link itself if that cannot be read. */
+    static Path realPath(Path fdLink) {
+        try {
+            return fdLink.toRealPath();
+        } catch (java.io.IOException e) {
+            return fdLink;
+        }
     }
 
     @Override

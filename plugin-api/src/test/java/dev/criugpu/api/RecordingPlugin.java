@@ -21,7 +21,7 @@ public final class RecordingPlugin implements CriuPlugin {
     }
 
     @Override
-    public void prepare(Stage stage, java.nio.file.Path pluginDir) {
+    public void prepare(Stage stage, java.nio.file.Path pluginDir, java.util.Optional<java.nio.file.Path> imagesDir) {
         CALLS.add("prepare " + stage + " " + pluginDir + " @" + System.identityHashCode(this));
     }
 

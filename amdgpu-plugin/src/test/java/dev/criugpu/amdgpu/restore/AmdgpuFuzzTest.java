@@ -10,7 +10,6 @@ import dev.criugpu.amdgpu.images.proto.CriuKfd;
 import dev.criugpu.amdgpu.sys.UnixSockets;
 import dev.criugpu.amdgpu.testing.KfdSimulator;
 import dev.criugpu.amdgpu.testing.SimulatedGpuProcess;
-import dev.criugpu.amdgpu.topology.SysfsTopologyReader;
 import dev.criugpu.amdgpu.topology.Topology;
 import dev.criugpu.api.CriuException;
 import org.junit.jupiter.api.AfterEach;
@@ -57,10 +56,9 @@ class AmdgpuFuzzTest {
 
     @BeforeEach
     void dumped() throws IOException {
-        images = SimulatedGpuProcess.dump(dir.resolve("dumped"), SimulatedGpuProcess.bos(new Random(11)), Map.of());
+        images = SimulatedGpuProcess.seededDump(dir);
         KfdSimulator.reset();
-        here = new SysfsTopologyReader(SimulatedGpuProcess.topology(dir.resolve("here"), 0x2001, 0x2002, true))
-                .read("Local");
+        here = SimulatedGpuProcess.swappedHere(dir);
     }
 
     @AfterEach

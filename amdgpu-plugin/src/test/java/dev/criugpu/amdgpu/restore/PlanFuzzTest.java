@@ -6,7 +6,6 @@ import dev.criugpu.amdgpu.testing.FuzzedTask;
 import dev.criugpu.amdgpu.testing.KfdSimulator;
 import dev.criugpu.amdgpu.testing.SimulatedGpuProcess;
 import dev.criugpu.amdgpu.testing.SimulatedHost;
-import dev.criugpu.amdgpu.topology.SysfsTopologyReader;
 import dev.criugpu.amdgpu.topology.Topology;
 import dev.criugpu.api.plan.ChildPlan;
 import dev.criugpu.api.plan.PlanMutations;
@@ -49,10 +48,9 @@ class PlanFuzzTest {
 
     @BeforeEach
     void dumped() throws IOException {
-        images = SimulatedGpuProcess.dump(dir.resolve("dumped"), SimulatedGpuProcess.bos(new Random(11)), Map.of());
+        images = SimulatedGpuProcess.seededDump(dir);
         KfdSimulator.reset();
-        here = new SysfsTopologyReader(SimulatedGpuProcess.topology(dir.resolve("here"), 0x2001, 0x2002, true))
-                .read("Local");
+        here = SimulatedGpuProcess.swappedHere(dir);
     }
 
     @AfterEach

@@ -97,6 +97,16 @@ public final class SimulatedGpuProcess {
         return new AmdgpuPlugin(s -> SimulatedHost.create(there, dir, env));
     }
 
+    /** The images of a two-GPU process with the fuzz tests' fixed set of BOs (seed 11), in {@code dir}/dumped. */
+    public static Path seededDump(Path dir) throws IOException {
+        return dump(dir.resolve("dumped"), bos(new Random(11)), Map.of());
+    }
+
+    /** The restoring host's topology: the dump's two GPUs, found in swapped order. */
+    public static dev.criugpu.amdgpu.topology.Topology swappedHere(Path dir) throws IOException {
+        return new dev.criugpu.amdgpu.topology.SysfsTopologyReader(topology(dir.resolve("here"), 0x2001, 0x2002, true)).read("Local");
+    }
+
     /** Creates and dumps the process (render fd, then KFD fd) into dir/images; returns the images directory. */
     public static Path dump(Path dir, List<Bo> bos, Map<String, String> env) throws IOException {
         Path images = Files.createDirectories(dir.resolve("images"));
