@@ -21,17 +21,14 @@ import dev.criugpu.cuda.gpu.GpuMemory;
 import dev.criugpu.cuda.gpu.GpuUuid;
 import dev.criugpu.cuda.gpu.NvidiaGpus;
 import dev.criugpu.cuda.agent.AgentClient;
-import dev.criugpu.cuda.image.CudaTaskImages;
 import dev.criugpu.cuda.inherited.InheritedDevices;
 import dev.criugpu.cuda.inherited.InheritedPlan;
 import dev.criugpu.cuda.sys.RestoreThreads;
 import dev.criugpu.inventory.ImageException;
-import dev.criugpu.inventory.TreeTasks;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.EnumSet;
 import java.util.List;
