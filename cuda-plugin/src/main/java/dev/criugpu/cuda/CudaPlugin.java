@@ -49,7 +49,7 @@ public final class CudaPlugin implements CriuPlugin {
     private CriuCommandLine commandLine;
     /** The dump's CUDA agent, started by {@link #prepare}; init hands it to the dump, or gives it up. */
     private AgentStart agentStart;
-    /** A restore's backend and free-memory questions, asked by {@link #prepare}. */
+    /** A restore's backend, free-memory question and images, started by {@link #prepare}. */
     private RestoreProbes restoreProbes;
 
     @Override
