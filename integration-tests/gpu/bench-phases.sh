@@ -6,17 +6,22 @@
 #             cuda-checkpoint on PATH (both from the bundle's upstream.tar.xz)
 #   manual    the driver API called by a helper before and after plain criu (cuda_ckpt suspend / resume)
 # Diagnostic flows (BENCH_FLOWS): ours-seq (CRIU_CUDA_PARALLEL=0), ours-cli (CRIU_CUDA_BACKEND=cli: no libcuda in
-# criu), ours-noagent (CRIU_CUDA_GUARD=0: the driver calls in criu's JVM, no agent). The flows take turns at going
+# criu), ours-noagent (CRIU_CUDA_GUARD=0: the driver calls in criu's JVM, no agent), manual-par (the manual flow with
+# one cuda_ckpt per task, all at once, as our plugin checkpoints and restores a tree). The flows take turns at going
 # first in a round (round r starts with flow r mod N), and BENCH_WARM_GIB (default 0) GiB of /dev/shm are written
 # and removed before the first round: on the VM hosts the first touch of guest memory is slow, and whichever flow
 # first meets untouched memory pays for it. For every task it also records, when criu starts dumping its pages, how much of its memory sits in
-# transparent huge pages (AnonHugePages of /proc/PID/smaps_rollup).
+# transparent huge pages (AnonHugePages of /proc/PID/smaps_rollup). Then the kernel is made to settle (caches
+# dropped, memory compacted) and one untimed cycle runs (round 0), because the first cycle of a run was measured
+# 25-60 % slower in criu's page dump, whichever flow it was.
 # Every cycle is checked: the restored counters continue and their device memory verifies on the GPU.
 #
 # usage (repo root, on the GPU host): bash integration-tests/gpu/bench-phases.sh BUNDLE_DIR OUT_DIR
 # Env: BENCH_CASES   "mib:children:rounds ..." (default "64:0:3 8192:0:3 4096:3:1": 64 MiB and 8 GiB single
 #                    processes, median of 3; a tree of 4 x 4 GiB, once)
 #      BENCH_FLOWS   default "ours upstream manual"
+#      BENCH_WARMUP_CYCLE  default 1: one untimed cycle (round 0: first case, first flow) before the rounds
+#      BENCH_CPU     1: also LOGS/NAME.cpu, the busiest threads and vmstat during criu's page dump (cpu_window.py)
 # Output: OUT_DIR/phases.md (the table), OUT_DIR/phases.tsv (one line per command), OUT_DIR/fixed.md (our plugin's
 # fixed cost: "enabled" to the first lock, and to the end of restore init), OUT_DIR/summary.txt.
 set -uo pipefail
@@ -63,6 +68,21 @@ restore_phases() {
     echo "$(span 0 "$pre") $(span "$pre" "$late") $(span "$late" "$fin")"
 }
 
+# helper_each NAME OP PIDS...: one cuda_ckpt OP per pid, all running at once; sets HELPER_SECS
+helper_each() {
+    local name="$1" op="$2" t0 rc=0 p
+    local -a kids=()
+    shift 2
+    t0=$(now_s)
+    for p in "$@"; do
+        "$BIN/cuda_ckpt" "$op" "$p" >>"$LOGS/$name.cuda_ckpt" 2>&1 &
+        kids+=("$!")
+    done
+    for p in "${kids[@]}"; do wait "$p" || rc=1; done
+    HELPER_SECS=$(elapsed "$t0")
+    return $rc
+}
+
 # thp_at_page_dump LOG PIDS...: MiB in huge pages of each task when criu began its pages (sampled by a watcher)
 watch_thp() {
     local log="$1" out="$2"
@@ -90,10 +110,19 @@ cycle() {
     COUNTER_MIB="$mib" start_counter "$name" "$children" --tick-ms 20 || { note "FAIL $name: $CKPT_WHY"; kill_all "$ROOT"; return; }
     mapfile -t TREE_PIDS < <(tree_pids "$ROOT")
     watch_thp "$LOGS/$name.dump.log" "$LOGS/$name.thp" "${TREE_PIDS[@]}"
+    local cpu_watcher=
+    if [[ "${BENCH_CPU:-0}" == 1 ]]; then
+        python3 "$GPU_DIR/cpu_window.py" "$LOGS/$name.dump.log" 300 >"$LOGS/$name.cpu" 2>&1 &
+        cpu_watcher=$!
+    fi
     CRIU_ENV=("${env[@]}")
     case "$flow" in
-        manual)
-            helper "$name" suspend "${TREE_PIDS[@]}" || ok="suspend"
+        manual | manual-par)
+            if [[ "$flow" == manual ]]; then
+                helper "$name" suspend "${TREE_PIDS[@]}" || ok="suspend"
+            else
+                helper_each "$name" suspend "${TREE_PIDS[@]}" || ok="suspend"
+            fi
             helper_d=$HELPER_SECS
             criu_cmd "$name" dump "$img" -t "$ROOT" --lib "$EMPTY_LIB" || ok="dump" ;;
         upstream) criu_with_upstream "$name" dump "$img" -t "$ROOT" || ok="dump" ;;
@@ -101,16 +130,21 @@ cycle() {
     esac
     dump_s=$CRIU_SECS
     wait "$THP_WATCHER" 2>/dev/null
+    [[ -n "$cpu_watcher" ]] && wait "$cpu_watcher" 2>/dev/null
     reap_dumped "$ROOT"
     if [[ "$ok" == yes ]]; then
         wait_gone 60 "${TREE_PIDS[@]}" || ok="pids-busy"
     fi
     if [[ "$ok" == yes ]]; then
         case "$flow" in
-            manual)
+            manual | manual-par)
                 criu_cmd "$name" restore "$img" -d --lib "$EMPTY_LIB" || ok="restore"
                 restore_s=$CRIU_SECS
-                helper "$name" resume "${TREE_PIDS[@]}" || ok="resume"
+                if [[ "$flow" == manual ]]; then
+                    helper "$name" resume "${TREE_PIDS[@]}" || ok="resume"
+                else
+                    helper_each "$name" resume "${TREE_PIDS[@]}" || ok="resume"
+                fi
                 helper_r=$HELPER_SECS ;;
             upstream) criu_with_upstream "$name" restore "$img" -d || ok="restore"; restore_s=$CRIU_SECS ;;
             *) criu_cmd "$name" restore "$img" -d --lib "$PLUGIN_DIR" || ok="restore"; restore_s=$CRIU_SECS ;;
@@ -134,13 +168,23 @@ warm_memory() {
     t0=$(now_s)
     dd if=/dev/zero of=/dev/shm/bench-warm bs=1M count=$((gib * 1024)) status=none
     rm -f /dev/shm/bench-warm
-    note "WARM ${gib} GiB of /dev/shm written and removed in $(elapsed "$t0") s"
+    # let the kernel finish with that memory now (writeback, freeing, compaction) rather than during a flow's page
+    # dump: the first cycle of a run was measured 25-60 % slower in criu's page dump, whichever flow it was
+    sync
+    echo 3 >/proc/sys/vm/drop_caches 2>/dev/null
+    echo 1 >/proc/sys/vm/compact_memory 2>/dev/null
+    note "WARM ${gib} GiB of /dev/shm written and removed, caches dropped and memory compacted in $(elapsed "$t0") s"
 }
 
 note "SETUP $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n1); criu $("$CRIU" --version | awk '/Version/ {print $2}'); upstream: $(cat "$E2E_ROOT/upstream/VERSION" 2>/dev/null)"
 : >"$TSV"
 warm_memory
 read -r -a FLOW_LIST <<<"$FLOWS"
+if [[ "${BENCH_WARMUP_CYCLE:-1}" == 1 ]]; then
+    # round 0, left out of the table: whichever flow goes first in a run pays for what the host still settles
+    IFS=: read -r mib children _ <<<"${CASES%% *}"
+    cycle "${FLOW_LIST[0]}" "$mib" "$children" 0
+fi
 for spec in $CASES; do
     IFS=: read -r mib children rounds <<<"$spec"
     for ((r = 1; r <= rounds; r++)); do

@@ -26,7 +26,10 @@ def span(log, start, ends):
 def main(logdir):
     cases = {}
     for log in sorted(pathlib.Path(logdir).glob("ph-ours-*.*.log")):
-        _, _, mib, children, _ = log.name.split(".")[0].split("-")
+        m = re.fullmatch(r"ph-ours-(\d+)-(\d+)-[1-9]\d*", log.name.split(".")[0])
+        if m is None:
+            continue  # a diagnostic flow (ours-seq, ours-cli, ...) or the warm-up cycle
+        mib, children = m.groups()
         kind = log.name.split(".")[1]
         ms = span(log, "cuda_plugin: enabled",
                   ("CUDA locked in", "CUDA job locked:") if kind == "dump" else ("JVM threads after init",))

@@ -38,7 +38,9 @@ def main():
         f = line.rstrip("\n").split("\t")
         if len(f) != 11:
             continue
-        flow, mib, children, _round, dump_s, helper_d, dphases, restore_s, helper_r, rphases, status = f
+        flow, mib, children, round_no, dump_s, helper_d, dphases, restore_s, helper_r, rphases, status = f
+        if round_no == "0":
+            continue  # the untimed warm-up cycle
         case = f"{int(children) + 1} x {mib} MiB" if children != "0" else f"1 process, {mib} MiB"
         if (case, flow) not in rows:
             order.append((case, flow))
@@ -48,9 +50,9 @@ def main():
         dump_total = None if num(dump_s) is None else num(dump_s) + (num(helper_d) or 0)
         restore_total = None if num(restore_s) is None else num(restore_s) + (num(helper_r) or 0)
         rows[(case, flow)].append({
-            "dump": dump_total, "d_init": d[0], "d_freeze": d[1], "d_device": d[2] if flow != "manual" else num(helper_d),
+            "dump": dump_total, "d_init": d[0], "d_freeze": d[1], "d_device": d[2] if not flow.startswith("manual") else num(helper_d),
             "d_pages": d[3], "restore": restore_total, "r_init": r[0], "r_memory": r[1],
-            "r_device": r[2] if flow != "manual" else num(helper_r), "ok": ok, "thp": thp.strip(),
+            "r_device": r[2] if not flow.startswith("manual") else num(helper_r), "ok": ok, "thp": thp.strip(),
         })
     print("| case | flow | rounds | dump | init | freeze+lock | device ckpt | task/page dump | restore | init "
           "| memory+tasks | device restore | THP MiB at page dump | check |")
