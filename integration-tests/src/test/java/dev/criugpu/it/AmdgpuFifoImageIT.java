@@ -17,15 +17,14 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
  * Issue 22: a FIFO named like an AMD image in the images directory. The AMD plugin's restore reads its KFD images in
  * init; a reader that opened the FIFO blocking would hold criu there until someone wrote to it (and Ctrl-C could not
  * end it: the shim blocks SIGINT during hooks). It is refused at once with one line naming the file, and criu fails.
- * The container's KFD topology is RestoreThreadPidsIT's (a tmpfs over /sys/class), so the plugin gets as far as
+ * The container's KFD topology is {@link FakeKfdTopology}'s, so the plugin gets as far as
  * reading the images.
  */
 @ExtendWith(DockerRequired.class)
 class AmdgpuFifoImageIT {
     @RegisterExtension
     static final SharedCriuContainer shared = SharedCriuContainer.withPlugins(CriuImage.CRIU_4_2_1)
-            .thenRun(criu -> criu.sh("mount -t tmpfs tmpfs /sys/class && "
-                    + RestoreThreadPidsIT.script("/sys/class/kfd/kfd/topology")).orFail());
+            .thenRun(criu -> criu.sh(FakeKfdTopology.mountInContainer()).orFail());
 
     @Test
     void aFifoNamedLikeAKfdImageIsRefusedAtOnceWithOneLine(CriuContainer criu, @TempDir Path host) throws Exception {

@@ -15,6 +15,7 @@ public final class CriuCommand {
     private final List<String> args = new ArrayList<>();
     private final Map<String, String> env = new LinkedHashMap<>();
     private String prelude = "";
+    private String launcher = "";
 
     private CriuCommand(String action, String imagesDir) {
         this.action = action;
@@ -57,6 +58,15 @@ public final class CriuCommand {
         return this;
     }
 
+    /**
+     * criu is started by {@code program} (given criu's command line as its last arguments, it prepares the process
+     * and execs criu, which keeps its pid), e.g. a test device that must be in place before criu runs.
+     */
+    public CriuCommand launchedBy(String program) {
+        launcher = program + " ";
+        return this;
+    }
+
     public String logName() {
         return action + ".log";
     }
@@ -70,7 +80,7 @@ public final class CriuCommand {
         if (!prelude.isEmpty()) sb.append(prelude).append(" && ");
         sb.append("exec env");
         env.forEach((k, v) -> sb.append(' ').append(k).append('=').append(v));
-        sb.append(" criu ").append(action);
+        sb.append(' ').append(launcher).append("criu ").append(action);
         for (String a : args) sb.append(' ').append(a);
         return sb.toString();
     }

@@ -5,7 +5,6 @@ import dev.criugpu.amdgpu.images.AmdgpuImages;
 import dev.criugpu.amdgpu.images.DeviceEntries;
 import dev.criugpu.amdgpu.images.ImageNames;
 import dev.criugpu.amdgpu.images.proto.CriuKfd;
-import dev.criugpu.amdgpu.topology.SysfsTopologyReader;
 import dev.criugpu.amdgpu.topology.Topology;
 import dev.criugpu.inventory.ImageException;
 import dev.criugpu.inventory.InventoryPlugins;
@@ -15,7 +14,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -38,14 +36,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @ExtendWith(DockerRequired.class)
 class RestoreThreadPidsIT {
-    private static final int GPU = 0x1001;
-    private static final String TOPOLOGY = "/sys/class/kfd/kfd/topology";
     private static final int KFD_FILE = 1;
 
     @RegisterExtension
     static final SharedCriuContainer shared = SharedCriuContainer.withPlugins(CriuImage.CRIU_4_2_1)
-            .thenRun(criu -> criu.sh("mount -t tmpfs tmpfs /sys/class && " + script("/sys/class/kfd/kfd/topology"))
-                    .orFail());
+            .thenRun(criu -> criu.sh(FakeKfdTopology.mountInContainer()).orFail());
 
     @Test
     void everyJvmThreadOfTheRestoreIsStartedBeforeCriuForksAndHoldsNoPidOfTheTree(CriuContainer criu,
@@ -90,12 +85,7 @@ class RestoreThreadPidsIT {
         InventoryPlugins.setPlugins(host, List.of("amdgpu_plugin"));
         criu.copyIn(host.resolve(InventoryPlugins.INVENTORY_IMG), inventory);
 
-        Path sysfs = host.resolve("topology");
-        for (var f : files(sysfs.toString()).entrySet()) {
-            Files.createDirectories(Path.of(f.getKey()).getParent());
-            Files.writeString(Path.of(f.getKey()), f.getValue());
-        }
-        Topology local = new SysfsTopologyReader(sysfs).read("Checkpoint");
+        Topology local = FakeKfdTopology.read(host);
         CriuKfd kfd = CriuKfd.newBuilder().setPid(999_999).setNumOfGpus(1).setNumOfCpus(1)
                 .addAllDeviceEntries(DeviceEntries.fromTopology(local, id -> id)).setNumOfBos(0).setNumOfObjects(0)
                 .setSharedMemSize(0).setSharedMemMagic(0).setPrivData(ByteString.EMPTY).build();
@@ -111,29 +101,5 @@ class RestoreThreadPidsIT {
             byTid.put(Integer.parseInt(t.substring(0, space)), t.substring(space + 1));
         }
         return byTid;
-    }
-
-    /** A KFD topology of one CPU and one MI100-like GPU (gpu_id 0x1001, renderD128), linked by PCIe (AmdgpuFifoImageIT too). */
-    private static Map<String, String> files(String root) {
-        Map<String, String> f = new LinkedHashMap<>();
-        f.put(root + "/nodes/0/gpu_id", "0\n");
-        f.put(root + "/nodes/0/properties", "cpu_cores_count 16\nsimd_count 0\nmem_banks_count 1\nio_links_count 1\n");
-        f.put(root + "/nodes/0/io_links/0/properties", "type 2\nnode_from 0\nnode_to 1\nweight 20\n");
-        f.put(root + "/nodes/1/gpu_id", GPU + "\n");
-        f.put(root + "/nodes/1/properties", String.join("\n", "cpu_cores_count 0", "simd_count 480", "mem_banks_count 1",
-                "caches_count 200", "io_links_count 1", "max_waves_per_simd 8", "lds_size_in_kb 64", "gds_size_in_kb 0",
-                "num_gws 64", "wave_front_size 64", "array_count 8", "simd_arrays_per_engine 1", "cu_per_simd_array 15",
-                "simd_per_cu 4", "max_slots_scratch_cu 32", "vendor_id 4098", "device_id 29580", "location_id 769",
-                "domain 0", "drm_render_minor 128", "hive_id 0", "num_sdma_engines 2", "num_sdma_xgmi_engines 6",
-                "num_sdma_queues_per_engine 8", "num_cp_queues 24", "fw_version 70", "capability 672",
-                "sdma_fw_version 18") + "\n");
-        f.put(root + "/nodes/1/mem_banks/0/properties", "heap_type 1\nsize_in_bytes 34359738368\nflags 0\n");
-        f.put(root + "/nodes/1/io_links/0/properties", "type 2\nnode_from 1\nnode_to 0\nweight 20\n");
-        return f;
-    }
-
-    static String script(String root) {
-        return files(root).entrySet().stream().map(e -> "mkdir -p " + Path.of(e.getKey()).getParent() + " && printf '"
-                + e.getValue().replace("\n", "\\n") + "' > " + e.getKey()).collect(Collectors.joining(" && "));
     }
 }

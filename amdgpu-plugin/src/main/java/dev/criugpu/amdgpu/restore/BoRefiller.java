@@ -11,7 +11,10 @@ import dev.criugpu.amdgpu.sys.SdmaCopier;
 import dev.criugpu.amdgpu.sys.UnixSockets;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
+import dev.criugpu.api.Interrupts;
 import dev.criugpu.api.sys.Syscalls;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -23,6 +26,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Refills restored BOs in criu's main process: for one refill request, each checkpointed GPU's BOs are written
@@ -33,6 +37,10 @@ import java.util.concurrent.Executors;
  * could take a pid criu is about to restore. The request's fds are closed once its copies are done (or failed).
  */
 public final class BoRefiller implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(BoRefiller.class);
+    /** How often {@link #close} looks for a stop signal while copies still run. */
+    private static final long STOP_POLL_MS = 20;
+
     private final Syscalls sys;
     private final Path imagesDir;
     private final long maxBufferSize;
@@ -136,9 +144,28 @@ public final class BoRefiller implements AutoCloseable {
         }
     }
 
+    /**
+     * Stops the workers and waits for the copies still running, except when criu is told to stop meanwhile: a copy
+     * inside a GPU call that never returns would otherwise hold criu in its exit hook for good (criu blocks SIGINT
+     * while it restores, so the signal that ended {@link RefillSession#finish}'s wait is still pending here). The
+     * copies left behind end with criu's process (daemon threads).
+     */
     @Override
     public synchronized void close() {
-        workers.values().forEach(ExecutorService::close);
-        workers.clear();
+        workers.values().forEach(ExecutorService::shutdown);
+        try {
+            for (ExecutorService w : workers.values()) {
+                while (!w.awaitTermination(STOP_POLL_MS, TimeUnit.MILLISECONDS)) {
+                    if (Interrupts.pendingStop().isPresent()) {
+                        log.debug("criu is ending: GPU memory refills still running are left to end with it");
+                        return;
+                    }
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            workers.clear();
+        }
     }
 }
