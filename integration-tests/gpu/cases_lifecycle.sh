@@ -139,6 +139,8 @@ case_criu_killed() {
         fail "$name" "the watchdog's log has no line for pid $ROOT"; kill_all "$ROOT"; return
     fi
     cp "$img/cuda-plugin-watchdog.log" "$LOGS/$name.watchdog.log" 2>/dev/null
+    # the restore thread was inside the driver's checkpoint when criu was told to stop; criu gave it 0.2 s to stop
+    note "SIGBLK $name restore thread $tid of pid $ROOT: before the dump $blocked_before, after $(sigblk "$ROOT" "$tid")"
     stop_counter "$PLOG" "$ROOT" p || { fail "$name" "no clean exit"; kill_all "$ROOT"; return; }
     reap_dumped "$ROOT"
     rm -rf "$img"
@@ -153,6 +155,9 @@ case_criu_interrupted() {
     TREE_PIDS=()
     COUNTER_MIB="$BIG_MIB" start_counter "$name" 0 --tick-ms 20 || { fail "$name" "$CKPT_WHY"; kill_all "$ROOT"; return; }
     TREE_PIDS=("$ROOT")
+    local tid blocked_before
+    tid=$("$BIN/cuda_ckpt" restore-tid "$ROOT" 2>&1 | sed -n 's/.* tid=\([0-9]*\)$/\1/p')
+    blocked_before=$(sigblk "$ROOT" "$tid")
     start_criu_dump "$name" "$img"
     if ! wait_for "$LOGS/$name.dump.log" "hook CHECKPOINT_DEVICES\(pid=$ROOT\) entered Java" 180; then
         fail "$name" "criu never reached the checkpoint: $(first_error "$LOGS/$name.dump.log")"; kill -9 "$CRIU_PID"; kill_all "$ROOT"; return
@@ -174,6 +179,8 @@ case_criu_interrupted() {
         fail "$name" "$CKPT_WHY"; kill_all "$ROOT"; return
     fi
     cp "$img/cuda-plugin-watchdog.log" "$LOGS/$name.watchdog.log" 2>/dev/null
+    # the restore thread was inside the driver's checkpoint when criu was told to stop; criu gave it 0.2 s to stop
+    note "SIGBLK $name restore thread $tid of pid $ROOT: before the dump $blocked_before, after $(sigblk "$ROOT" "$tid")"
     stop_counter "$PLOG" "$ROOT" p || { fail "$name" "no clean exit"; kill_all "$ROOT"; return; }
     reap_dumped "$ROOT"
     rm -rf "$img"

@@ -65,6 +65,13 @@ wait_for() {
     return 1
 }
 
+# sigblk PID TID: the thread's blocked signals (SigBlk of its /proc status), or "unknown"
+sigblk() {
+    local v
+    v=$(awk '/^SigBlk:/ {print $2}' "/proc/$1/task/$2/status" 2>/dev/null)
+    echo "${v:-unknown}"
+}
+
 # count_lines FILE ERE
 count_lines() { grep -cE -- "$2" "$1" 2>/dev/null || true; }
 

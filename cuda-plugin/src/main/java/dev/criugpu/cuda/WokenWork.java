@@ -17,6 +17,8 @@ import java.util.List;
  */
 final class WokenWork {
     private static final Logger log = LoggerFactory.getLogger(WokenWork.class);
+    /** How long criu, told to stop, waits for its woken restore threads to stop again: well inside rule 4's 2 s. */
+    static final long STOP_GRACE_MS = 200;
 
     /** What one round left: the jobs that failed and the restore threads that could not be stopped again. */
     record Ended(List<TaskWork.Failure> failures, List<String> restopErrors) {
@@ -52,9 +54,10 @@ final class WokenWork {
     }
 
     /**
-     * Joins every job, then stops every woken restore thread again — except when criu is told to stop: a restore
-     * thread inside a driver call stops only when the call returns, which can take as long as the call, and the
-     * kernel lets criu's tasks go when criu ends, which it is about to.
+     * Joins every job, then stops every woken restore thread again. When criu is told to stop, each gets until
+     * {@link #STOP_GRACE_MS} after the join: a restore thread inside a driver call stops only when the call returns,
+     * which can take as long as the call, and criu is about to end (the kernel lets its tasks go then). One that does
+     * not stop in time keeps the signals we blocked while it ran.
      *
      * @param what what the jobs do, for the line criu logs when a stop signal cuts the wait short
      */
@@ -65,7 +68,7 @@ final class WokenWork {
             failures = work.joinAll(what);
         } finally {
             if (Interrupts.pendingStop().isPresent()) {
-                log.debug("criu is ending: {} restore thread(s) are not stopped again", woken.size());
+                restopWhileEnding();
             } else {
                 for (RestoreThreadControl.Woken w : woken) {
                     try {
@@ -78,6 +81,20 @@ final class WokenWork {
             woken.clear();
         }
         return new Ended(failures, restopErrors);
+    }
+
+    private void restopWhileEnding() {
+        long deadline = System.nanoTime() + STOP_GRACE_MS * 1_000_000;
+        for (RestoreThreadControl.Woken w : woken) {
+            try {
+                if (!threads.restopBefore(w, deadline)) {
+                    log.warn("criu is ending: CUDA restore thread {} of pid {} is still inside a driver call and keeps"
+                            + " its signals blocked (SigBlk in /proc/{}/task/{}/status)", w.tid(), w.pid(), w.pid(), w.tid());
+                }
+            } catch (CriuException e) {
+                log.debug("criu is ending: {}", e.getMessage());
+            }
+        }
     }
 
     /** The first of {@code errors} as criu's error, the others logged ahead of it ("and N more, see above"). */

@@ -28,6 +28,13 @@ final class FakeThreads implements RestoreThreadControl {
         running.remove(w.tid());
     }
 
+    @Override
+    public synchronized boolean restopBefore(Woken w, long deadlineNanos) {
+        events.add("restop-before " + w.pid());
+        running.remove(w.tid());
+        return true;
+    }
+
     /** criu stopped the task (it froze it after PAUSE_DEVICES, or created it stopped on restore). */
     synchronized void hold(int pid) {
         held.add(pid);

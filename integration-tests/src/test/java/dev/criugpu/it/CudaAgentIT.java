@@ -70,6 +70,11 @@ class CudaAgentIT {
             counter.awaitProgress(5);
         }
 
+        /** The blocked signals of the task's restore thread (for the fake, its main thread), from /proc. */
+        String restoreThreadSigBlk() {
+            return criu.exec("grep", "^SigBlk:", "/proc/" + pid + "/task/" + pid + "/status").orFail().stdout().strip();
+        }
+
         /** kill -9 of criu, which ends before it kills the tree: its task outlives it. */
         void killCriu(CriuInBackground dump) {
             dump.signal("KILL");
@@ -166,6 +171,7 @@ class CudaAgentIT {
     @Test
     void sigintDuringALongCheckpointEndsCriuAtOnceAndTheAgentFinishesAndUndoesIt(CriuContainer criu) {
         Case c = start(criu, "sigint");
+        String blockedBefore = c.restoreThreadSigBlk();
         CriuInBackground dump = startInBackground(c, c.dump().env("FAKE_CUDA_CHECKPOINT_SECONDS", "8"));
         dump.awaitLog(HookTrace.line(CUDA, "CHECKPOINT_DEVICES", HookTrace.pid(c.pid)), REACH);
         String checkpoint = "--action checkpoint --pid " + c.pid;
@@ -186,6 +192,9 @@ class CudaAgentIT {
 
         // the agent lets the checkpoint criu started finish, then restores and unlocks the task
         c.awaitReturned("checkpointed", "[restore, unlock]");
+        // the woken restore thread was outside any driver call here, so it was stopped again and given back its mask
+        assertEquals(blockedBefore, c.restoreThreadSigBlk(), "the blocked signals of pid " + c.pid + "'s restore thread"
+                + " after SIGINT during its checkpoint");
     }
 
     /**

@@ -12,4 +12,11 @@ public interface RestoreThreadControl {
     Woken wake(int pid, int tid);
 
     void restop(Woken w);
+
+    /**
+     * As {@link #restop} when criu is ending: gives up at {@code deadlineNanos} ({@link System#nanoTime}) instead of
+     * waiting for a thread inside a driver call, which stops only when the call returns. False when it did not stop
+     * by then: it then keeps its signals blocked.
+     */
+    boolean restopBefore(Woken w, long deadlineNanos);
 }

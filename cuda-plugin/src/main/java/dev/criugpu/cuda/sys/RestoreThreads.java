@@ -6,6 +6,7 @@ import dev.criugpu.api.bindings.libc_h;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.locks.LockSupport;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -25,6 +26,7 @@ public final class RestoreThreads implements RestoreThreadControl {
 
     private static final long CRIU_OPTIONS = libc_h.PTRACE_O_SUSPEND_SECCOMP | libc_h.PTRACE_O_TRACESYSGOOD;
     private static final long ALL_BUT_SIGTRAP = ~(1L << (libc_h.SIGTRAP - 1));
+    private static final long POLL_NANOS = 1_000_000;
 
     private RestoreThreads() {
     }
@@ -68,31 +70,47 @@ public final class RestoreThreads implements RestoreThreadControl {
 
     @Override
     public void restop(Woken w) {
+        restopBefore(w, Long.MAX_VALUE);
+    }
+
+    @Override
+    public boolean restopBefore(Woken w, long deadlineNanos) {
         try (Arena arena = Arena.ofConfined()) {
             ptrace(libc_h.PTRACE_INTERRUPT, w.pid(), w.tid(), 0, MemorySegment.NULL, "PTRACE_INTERRUPT");
-            MemorySegment status = arena.allocate(JAVA_INT);
-            while (true) {
-                libc_h.Result r = libc_h.waitpid(w.tid(), status, libc_h.WALL);
-                if (r.failed() && r.errno() == libc_h.EINTR) continue;
-                if (r.failed()) {
-                    throw new CriuException(Errno.ESRCH, what(w.pid(), w.tid()) + ": waiting for its stop failed: "
-                            + libc_h.errnoName(r.errno()));
-                }
-                int s = status.get(JAVA_INT, 0);
-                if (!libc_h.WIFSTOPPED(s)) {
-                    throw new CriuException(Errno.ESRCH, what(w.pid(), w.tid()) + " ended (wait status 0x"
-                            + Integer.toHexString(s) + ") instead of stopping");
-                }
-                if (libc_h.ptraceEvent(s) == libc_h.PTRACE_EVENT_STOP) break;
-                // Any other stop (a signal-delivery stop cannot happen with all but SIGTRAP blocked, but be safe):
-                // suppress it and keep waiting for our interrupt's stop.
-                ptrace(libc_h.PTRACE_CONT, w.pid(), w.tid(), 0, MemorySegment.NULL, "continuing past an unexpected stop");
-            }
+            if (!awaitInterruptStop(w, deadlineNanos, arena.allocate(JAVA_INT))) return false;
             ptrace(libc_h.PTRACE_SETOPTIONS, w.pid(), w.tid(), 0, MemorySegment.ofAddress(CRIU_OPTIONS),
                     "restoring criu's ptrace options");
             MemorySegment mask = arena.allocate(JAVA_LONG);
             mask.set(JAVA_LONG, 0, w.savedMask());
             ptrace(libc_h.PTRACE_SETSIGMASK, w.pid(), w.tid(), libc_h.KERNEL_SIGSET_SIZE, mask, "restoring its signal mask");
+            return true;
+        }
+    }
+
+    /** Waits for the stop our PTRACE_INTERRUPT asked for; false when the deadline passed first. */
+    private static boolean awaitInterruptStop(Woken w, long deadlineNanos, MemorySegment status) {
+        boolean bounded = deadlineNanos != Long.MAX_VALUE;
+        while (true) {
+            libc_h.Result r = libc_h.waitpid(w.tid(), status, libc_h.WALL | (bounded ? libc_h.WNOHANG : 0));
+            if (r.failed() && r.errno() == libc_h.EINTR) continue;
+            if (r.failed()) {
+                throw new CriuException(Errno.ESRCH, what(w.pid(), w.tid()) + ": waiting for its stop failed: "
+                        + libc_h.errnoName(r.errno()));
+            }
+            if (r.value() == 0) { // WNOHANG: not stopped yet
+                if (System.nanoTime() - deadlineNanos >= 0) return false;
+                LockSupport.parkNanos(POLL_NANOS);
+                continue;
+            }
+            int s = status.get(JAVA_INT, 0);
+            if (!libc_h.WIFSTOPPED(s)) {
+                throw new CriuException(Errno.ESRCH, what(w.pid(), w.tid()) + " ended (wait status 0x"
+                        + Integer.toHexString(s) + ") instead of stopping");
+            }
+            if (libc_h.ptraceEvent(s) == libc_h.PTRACE_EVENT_STOP) return true;
+            // Any other stop (a signal-delivery stop cannot happen with all but SIGTRAP blocked, but be safe):
+            // suppress it and keep waiting for our interrupt's stop.
+            ptrace(libc_h.PTRACE_CONT, w.pid(), w.tid(), 0, MemorySegment.NULL, "continuing past an unexpected stop");
         }
     }
 }

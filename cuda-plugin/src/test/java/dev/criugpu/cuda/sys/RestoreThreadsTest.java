@@ -52,21 +52,34 @@ class RestoreThreadsTest {
         return pid;
     }
 
+    /** Seizes {@code pid} as criu does and stops it with SIGUSR1 blocked (its own mask, to be given back). */
+    private static void seizeStopped(int pid, Arena arena) {
+        long criuOptions = libc_h.PTRACE_O_SUSPEND_SECCOMP | libc_h.PTRACE_O_TRACESYSGOOD;
+        libc_h.Result seize = libc_h.ptrace(PTRACE_SEIZE, pid, MemorySegment.NULL, MemorySegment.ofAddress(criuOptions));
+        Assumptions.assumeFalse(seize.failed(), "skipped: this sandbox refuses PTRACE_SEIZE with criu's options (errno "
+                + seize.errno() + ")");
+        assertFalse(libc_h.ptrace(libc_h.PTRACE_INTERRUPT, pid, MemorySegment.NULL, MemorySegment.NULL).failed());
+        waitStop(pid, arena);
+        MemorySegment mask = arena.allocate(JAVA_LONG);
+        mask.set(JAVA_LONG, 0, SIGUSR1_BIT);
+        assertFalse(libc_h.ptrace(libc_h.PTRACE_SETSIGMASK, pid, MemorySegment.ofAddress(8), mask).failed());
+        assertEquals('t', ProcStat.of(pid).orElseThrow().state());
+    }
+
+    /** Stopped by us, with its own mask, still traced. */
+    private static void assertGivenBack(int pid) throws Exception {
+        assertEquals('t', ProcStat.of(pid).orElseThrow().state());
+        assertEquals(SIGUSR1_BIT, sigBlk(pid));
+        assertFalse(Files.readString(Path.of("/proc/" + pid + "/status")).contains("TracerPid:\t0\n"), "still traced by us");
+    }
+
     @Test
     @Timeout(value = 30, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void wakeLetsItRunAndRestopPutsEverythingBack() throws Exception {
         int pid = orphanSleeper();
         try (Arena arena = Arena.ofConfined()) {
-            long criuOptions = libc_h.PTRACE_O_SUSPEND_SECCOMP | libc_h.PTRACE_O_TRACESYSGOOD;
-            libc_h.Result seize = libc_h.ptrace(PTRACE_SEIZE, pid, MemorySegment.NULL, MemorySegment.ofAddress(criuOptions));
-            Assumptions.assumeFalse(seize.failed(), "skipped: this sandbox refuses PTRACE_SEIZE with criu's options (errno "
-                    + seize.errno() + ")");
-            assertFalse(libc_h.ptrace(libc_h.PTRACE_INTERRUPT, pid, MemorySegment.NULL, MemorySegment.NULL).failed());
-            waitStop(pid, arena);
+            seizeStopped(pid, arena);
             MemorySegment mask = arena.allocate(JAVA_LONG);
-            mask.set(JAVA_LONG, 0, SIGUSR1_BIT);
-            assertFalse(libc_h.ptrace(libc_h.PTRACE_SETSIGMASK, pid, MemorySegment.ofAddress(8), mask).failed());
-            assertEquals('t', ProcStat.of(pid).orElseThrow().state());
 
             RestoreThreadControl.Woken w = RestoreThreads.PTRACE.wake(pid, pid);
             assertEquals(SIGUSR1_BIT, w.savedMask());
@@ -78,9 +91,23 @@ class RestoreThreadsTest {
             assertTrue(probe.failed() && probe.errno() == libc_h.ESRCH, "the woken thread must be running");
 
             RestoreThreads.PTRACE.restop(w);
-            assertEquals('t', ProcStat.of(pid).orElseThrow().state());
-            assertEquals(SIGUSR1_BIT, sigBlk(pid));
-            assertFalse(Files.readString(Path.of("/proc/" + pid + "/status")).contains("TracerPid:\t0\n"), "still traced by us");
+            assertGivenBack(pid);
+            libc_h.ptrace(PTRACE_DETACH, pid, MemorySegment.NULL, MemorySegment.NULL);
+        } finally {
+            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+        }
+    }
+
+    /** criu is ending: a woken thread outside any driver call (here: sleeping) stops well before the deadline. */
+    @Test
+    @Timeout(value = 30, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void restopBeforeADeadlineStopsAThreadThatCanStopAndGivesItsMaskBack() throws Exception {
+        int pid = orphanSleeper();
+        try (Arena arena = Arena.ofConfined()) {
+            seizeStopped(pid, arena);
+            RestoreThreadControl.Woken w = RestoreThreads.PTRACE.wake(pid, pid);
+            assertTrue(RestoreThreads.PTRACE.restopBefore(w, System.nanoTime() + 10_000_000_000L));
+            assertGivenBack(pid);
             libc_h.ptrace(PTRACE_DETACH, pid, MemorySegment.NULL, MemorySegment.NULL);
         } finally {
             ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);

@@ -29,6 +29,7 @@ public final class libc_h {
     public static final long PTRACE_O_SUSPEND_SECCOMP = 1L << 21;
     public static final int PTRACE_EVENT_STOP = 128;
     public static final int WALL = 0x40000000;
+    public static final int WNOHANG = 1;
     public static final int SIGTRAP = 5;
     public static final int ESRCH = 3;
     public static final int EINTR = 4;
