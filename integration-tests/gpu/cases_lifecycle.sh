@@ -139,8 +139,6 @@ case_criu_killed() {
         fail "$name" "the watchdog's log has no line for pid $ROOT"; kill_all "$ROOT"; return
     fi
     cp "$img/cuda-plugin-watchdog.log" "$LOGS/$name.watchdog.log" 2>/dev/null
-    # the restore thread was inside the driver's checkpoint when criu was told to stop; criu gave it 0.2 s to stop
-    note "SIGBLK $name restore thread $tid of pid $ROOT: before the dump $blocked_before, after $(sigblk "$ROOT" "$tid")"
     stop_counter "$PLOG" "$ROOT" p || { fail "$name" "no clean exit"; kill_all "$ROOT"; return; }
     reap_dumped "$ROOT"
     rm -rf "$img"
