@@ -177,8 +177,14 @@ case_criu_interrupted() {
         fail "$name" "$CKPT_WHY"; kill_all "$ROOT"; return
     fi
     cp "$img/cuda-plugin-watchdog.log" "$LOGS/$name.watchdog.log" 2>/dev/null
-    # the restore thread was inside the driver's checkpoint when criu was told to stop; criu gave it 0.2 s to stop
-    note "SIGBLK $name restore thread $tid of pid $ROOT: before the dump $blocked_before, after $(sigblk "$ROOT" "$tid")"
+    # the restore thread was inside the driver's checkpoint when criu was told to stop and kept the signals blocked
+    # while it ran; the agent gives its mask back once criu is gone and the task is back
+    if ! mask_back "$ROOT" "$tid" "$blocked_before" 30; then
+        cp "$img/cuda-plugin-watchdog.log" "$LOGS/$name.watchdog.log" 2>/dev/null
+        fail "$name" "restore thread $tid of pid $ROOT: SigBlk $(sigblk "$ROOT" "$tid") 30 s after criu's end, $blocked_before before the dump"
+        kill_all "$ROOT"; return
+    fi
+    note "SIGBLK $name restore thread $tid of pid $ROOT: $blocked_before before the dump and again $(elapsed "$t0") s after $sig"
     stop_counter "$PLOG" "$ROOT" p || { fail "$name" "no clean exit"; kill_all "$ROOT"; return; }
     reap_dumped "$ROOT"
     rm -rf "$img"

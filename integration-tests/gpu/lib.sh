@@ -72,6 +72,16 @@ sigblk() {
     echo "${v:-unknown}"
 }
 
+# mask_back PID TID SIGBLK SECONDS: waits until the thread's blocked signals are SIGBLK again
+mask_back() {
+    local deadline=$(($(date +%s) + $4))
+    while (($(date +%s) < deadline)); do
+        [[ "$(sigblk "$1" "$2")" == "$3" ]] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 # count_lines FILE ERE
 count_lines() { grep -cE -- "$2" "$1" 2>/dev/null || true; }
 

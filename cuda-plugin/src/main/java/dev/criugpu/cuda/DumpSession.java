@@ -15,6 +15,7 @@ import dev.criugpu.cuda.gpu.GpuMemory;
 import dev.criugpu.cuda.gpu.TaskGpus;
 import dev.criugpu.cuda.agent.WatchedTask;
 import dev.criugpu.cuda.agent.AgentLink;
+import dev.criugpu.cuda.sys.RestoreThreadControl;
 import dev.criugpu.cuda.image.CudaGpuEntry;
 import dev.criugpu.cuda.image.CudaTaskEntry;
 import dev.criugpu.cuda.image.CudaTaskImages;
@@ -83,7 +84,8 @@ final class DumpSession {
         this.deps = deps;
         this.lockTimeoutMs = lockTimeoutMs;
         this.presentGpus = presentGpus;
-        this.work = new WokenWork(deps.threads(), parallel);
+        this.work = new WokenWork(deps.threads(), parallel,
+                services.faultInjected("no-restop-grace") ? 0 : WokenWork.STOP_GRACE_MS, this::tellAgentLeftBlocked);
     }
 
     /** The dump's single driver seam: the CUDA agent's client, or the in-criu backend with CRIU_CUDA_GUARD=0. */
@@ -413,6 +415,15 @@ final class DumpSession {
         WokenWork.Ended ended = work.finish(what);
         ended.restopErrors().forEach(e -> log.error("{}", e));
         return ended;
+    }
+
+    /** criu is ending and left a restore thread running with our signal mask: the agent gives it back once criu is gone. */
+    private void tellAgentLeftBlocked(RestoreThreadControl.Woken w) {
+        try {
+            agent().leftBlocked(w.pid(), w.tid(), w.savedMask());
+        } catch (IOException e) {
+            log.debug("pid {}: could not tell the CUDA agent of restore thread {}: {}", w.pid(), w.tid(), e.getMessage());
+        }
     }
 
     private void finishQuietly() {

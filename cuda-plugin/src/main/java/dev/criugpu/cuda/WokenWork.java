@@ -8,6 +8,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * The shape every per-task round of a session has (a dump's checkpoints and returns, a restore's restores): wake the
@@ -26,11 +27,24 @@ final class WokenWork {
 
     private final TaskWork work;
     private final RestoreThreadControl threads;
+    private final long stopGraceMs;
+    private final Consumer<RestoreThreadControl.Woken> leftBlocked;
     private final List<RestoreThreadControl.Woken> woken = new ArrayList<>();
 
     WokenWork(RestoreThreadControl threads, boolean parallel) {
+        this(threads, parallel, STOP_GRACE_MS, w -> { });
+    }
+
+    /**
+     * {@code stopGraceMs}: how long criu, told to stop, gives its woken restore threads to stop again; {@code
+     * leftBlocked} hears of each that did not (it keeps the signals blocked while it ran; its saved mask is in it).
+     */
+    WokenWork(RestoreThreadControl threads, boolean parallel, long stopGraceMs,
+              Consumer<RestoreThreadControl.Woken> leftBlocked) {
         this.threads = threads;
         this.work = new TaskWork(parallel);
+        this.stopGraceMs = stopGraceMs;
+        this.leftBlocked = leftBlocked;
     }
 
     /** Lets the task's restore thread run until {@link #finish}; a {@link CriuException} when it cannot. */
@@ -55,9 +69,9 @@ final class WokenWork {
 
     /**
      * Joins every job, then stops every woken restore thread again. When criu is told to stop, each gets until
-     * {@link #STOP_GRACE_MS} after the join: a restore thread inside a driver call stops only when the call returns,
+     * the stop grace ({@link #STOP_GRACE_MS}) after the join: a restore thread inside a driver call stops only when the call returns,
      * which can take as long as the call, and criu is about to end (the kernel lets its tasks go then). One that does
-     * not stop in time keeps the signals we blocked while it ran.
+     * not stop in time keeps the signals we blocked while it ran (see the constructor).
      *
      * @param what what the jobs do, for the line criu logs when a stop signal cuts the wait short
      */
@@ -84,12 +98,13 @@ final class WokenWork {
     }
 
     private void restopWhileEnding() {
-        long deadline = System.nanoTime() + STOP_GRACE_MS * 1_000_000;
+        long deadline = System.nanoTime() + stopGraceMs * 1_000_000;
         for (RestoreThreadControl.Woken w : woken) {
             try {
                 if (!threads.restopBefore(w, deadline)) {
-                    log.warn("criu is ending: CUDA restore thread {} of pid {} is still inside a driver call and keeps"
-                            + " its signals blocked (SigBlk in /proc/{}/task/{}/status)", w.tid(), w.pid(), w.pid(), w.tid());
+                    leftBlocked.accept(w);
+                    log.warn("criu is ending: CUDA restore thread {} of pid {} is still inside a driver call; it keeps"
+                            + " the signals blocked while it ran until it is given its mask back", w.tid(), w.pid());
                 }
             } catch (CriuException e) {
                 log.debug("criu is ending: {}", e.getMessage());

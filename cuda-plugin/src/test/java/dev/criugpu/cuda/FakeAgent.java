@@ -126,4 +126,10 @@ final class FakeAgent implements CudaBackend, AgentLink {
         if (dead) throw new IOException("the CUDA agent died");
         events.add("watchdog-done");
     }
+
+    @Override
+    public void leftBlocked(int pid, int tid, long savedMask) throws IOException {
+        if (dead) throw new IOException("the CUDA agent died");
+        events.add("left-blocked " + pid + " " + tid);
+    }
 }

@@ -39,4 +39,9 @@ final class RecordingAgentLink implements AgentLink {
         if (broken != null) throw new IOException(broken);
         events.add(prefix + "watchdog-done");
     }
+
+    @Override
+    public void leftBlocked(int pid, int tid, long savedMask) {
+        events.add(prefix + "left-blocked " + pid + " " + tid);
+    }
 }

@@ -198,6 +198,35 @@ class CudaAgentIT {
     }
 
     /**
+     * criu told to stop while the woken restore thread cannot stop again in time (the fault gives it no time at all, as
+     * for a thread inside a long driver call): the thread keeps the signals blocked while it ran until the agent,
+     * once criu is gone and the task is back, gives it its own mask back.
+     */
+    @Test
+    void aRestoreThreadCriuLeftWithItsSignalsBlockedGetsItsMaskBackFromTheAgent(CriuContainer criu) {
+        Case c = start(criu, "mask");
+        String blockedBefore = c.restoreThreadSigBlk();
+        CriuInBackground dump = startInBackground(c, c.dump().env("FAKE_CUDA_CHECKPOINT_SECONDS", "8")
+                .env("CRIU_GPU_FAULT", "cuda_plugin:no-restop-grace"));
+        dump.awaitLog(HookTrace.line(CUDA, "CHECKPOINT_DEVICES", HookTrace.pid(c.pid)), REACH);
+        String checkpoint = "--action checkpoint --pid " + c.pid;
+        Eventually.await("the agent's checkpoint of pid " + c.pid + " to be running", REACH,
+                () -> c.cuda.calls().contains(checkpoint), () -> "calls: " + c.cuda.calls());
+
+        dump.signal("INT");
+        assertNotEquals(0, dump.awaitEnd(REACH));
+        CriuRun run = dump.run();
+        assertEquals(1, run.logLinesContaining("CUDA restore thread " + c.pid + " of pid " + c.pid
+                + " is still inside a driver call").size(), run.logTail(40));
+
+        c.awaitReturned("checkpointed", "[restore, unlock]");
+        String line = "pid " + c.pid + ": restore thread " + c.pid + " has its signal mask 0 back";
+        Eventually.await("the CUDA agent's log to say '" + line + "'", RETURNED_WITHIN,
+                () -> c.watchdogLog().contains(line), () -> "its log:\n" + c.watchdogLog() + "\ncriu's log:\n" + run.logTail(60));
+        assertEquals(blockedBefore, c.restoreThreadSigBlk(), "the blocked signals of pid " + c.pid + "'s restore thread");
+    }
+
+    /**
      * The agent runs with criu's environment but not with what would change its JVM: JAVA_TOOL_OPTIONS and the like
      * in criu's environment (the in-criu JVM is created without them) do not reach it.
      */

@@ -20,6 +20,11 @@ public interface CriuServices {
     /** The shim was asked to skip the hardware gate ({@code CRIU_GPU_PLUGIN_FORCE=1}). */
     boolean forced();
 
+    /** Whether the test-only fault {@code CRIU_GPU_FAULT=<this plugin>:<fault>} is set (forced mode only). */
+    default boolean faultInjected(String fault) {
+        return Faults.injected(this, fault);
+    }
+
     /** Number of hooks the running criu knows (13 for criu 4.2); 0 when unknown. */
     int criuHookCount();
 

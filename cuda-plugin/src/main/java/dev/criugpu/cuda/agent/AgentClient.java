@@ -254,6 +254,11 @@ public final class AgentClient implements CudaBackend, AgentLink {
         send("returned " + pid);
     }
 
+    @Override
+    public void leftBlocked(int pid, int tid, long savedMask) throws IOException {
+        send(BlockedThread.line(pid, tid, savedMask));
+    }
+
     /** Whether the agent, once connected, has died: what it was doing may or may not have happened. */
     @Override
     public boolean gone() {

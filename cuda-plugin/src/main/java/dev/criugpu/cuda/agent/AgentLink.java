@@ -13,6 +13,12 @@ public interface AgentLink {
     /** criu's exit hook is over: from now on the watch acts once criu has gone. */
     void done() throws IOException;
 
+    /**
+     * criu is ending and left the task's restore thread running with the signals blocked that were blocked while it
+     * ran: once criu is gone, it gets {@code savedMask} back.
+     */
+    void leftBlocked(int pid, int tid, long savedMask) throws IOException;
+
     /** Whether what answers for the tasks has died during the dump (then nothing will once criu is gone). */
     default boolean gone() {
         return false;
@@ -30,6 +36,10 @@ public interface AgentLink {
 
         @Override
         public void done() {
+        }
+
+        @Override
+        public void leftBlocked(int pid, int tid, long savedMask) {
         }
     };
 }

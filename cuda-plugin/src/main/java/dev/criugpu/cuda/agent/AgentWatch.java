@@ -1,10 +1,12 @@
 package dev.criugpu.cuda.agent;
 
+import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Threads;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.api.sys.ProcStat;
 import dev.criugpu.cuda.state.CudaState;
 import dev.criugpu.cuda.state.TaskReturn;
+import dev.criugpu.cuda.sys.RestoreThreads;
 
 import java.io.PrintStream;
 import java.util.ArrayList;
@@ -34,6 +36,7 @@ final class AgentWatch {
     private final PrintStream log;
     private final Map<Integer, WatchedTask> tasks = new LinkedHashMap<>();
     private final Set<Integer> returned = new LinkedHashSet<>();
+    private final List<BlockedThread> blocked = new ArrayList<>();
     private boolean done;
     private boolean ended;
 
@@ -45,7 +48,7 @@ final class AgentWatch {
         this.log = log;
     }
 
-    /** One of criu's watch messages ({@code task}, {@code returned}, {@code done}); false for any other line. */
+    /** One of criu's watch messages ({@code task}, {@code returned}, {@code blocked}, {@code done}); false for any other line. */
     synchronized boolean told(String[] f) {
         switch (f[0]) {
             case "task" -> {
@@ -53,6 +56,7 @@ final class AgentWatch {
                 tasks.put(t.pid(), t);
             }
             case "returned" -> returned.add(Integer.parseInt(f[1]));
+            case "blocked" -> blocked.add(BlockedThread.parse(f));
             case "done" -> {
                 done = true;
                 say("criu's exit hook is over; watching until criu is gone");
@@ -77,9 +81,13 @@ final class AgentWatch {
         return ProcStat.alive(criuPid, criuStart);
     }
 
-    /** criu has said all it will say and every task is back in criu's hands' result or gone: nothing to watch. */
+    /**
+     * criu has said all it will say, every task is back in criu's hands' result or gone, and no restore thread waits
+     * for its signal mask (that needs criu gone): nothing to watch.
+     */
     synchronized boolean nothingLeft() {
-        return (done || ended) && tasks.keySet().stream().allMatch(p -> returned.contains(p) || !tasks.get(p).alive());
+        return (done || ended) && blocked.isEmpty()
+                && tasks.keySet().stream().allMatch(p -> returned.contains(p) || !tasks.get(p).alive());
     }
 
     synchronized String describe() {
@@ -115,6 +123,39 @@ final class AgentWatch {
         boolean all = results.stream().allMatch(CompletableFuture::join);
         pool.shutdown();
         return all ? 0 : 1;
+    }
+
+    /**
+     * After criu is gone (and the survivors are back: the driver calls that held the threads are over): gives every
+     * restore thread criu left running with our signals blocked its own mask back; 0 when none was left so.
+     */
+    int giveBackMasks(long timeoutMs) {
+        List<BlockedThread> all;
+        synchronized (this) {
+            all = List.copyOf(blocked);
+        }
+        int left = 0;
+        for (BlockedThread b : all) {
+            WatchedTask t = tasks.get(b.pid());
+            if (t != null && !t.alive()) {
+                say("pid " + b.pid() + ": ended; its restore thread " + b.tid() + " needs no signal mask back");
+                continue;
+            }
+            try {
+                RestoreThreads.MaskReturn r = RestoreThreads.PTRACE.giveBackMask(b.pid(), b.tid(), b.savedMask(),
+                        System.nanoTime() + timeoutMs * 1_000_000);
+                say("pid " + b.pid() + ": restore thread " + b.tid() + switch (r) {
+                    case GIVEN_BACK -> " has its signal mask " + Long.toHexString(b.savedMask()) + " back";
+                    case CHANGED_BY_ITSELF -> " set another signal mask itself meanwhile; left as it is";
+                    case DID_NOT_STOP -> " did not stop within " + timeoutMs + " ms to get its signal mask back";
+                });
+                if (r == RestoreThreads.MaskReturn.DID_NOT_STOP) left++;
+            } catch (CriuException e) {
+                say("pid " + b.pid() + ": restore thread " + b.tid() + " did not get its signal mask back: " + e.getMessage());
+                left++;
+            }
+        }
+        return left == 0 ? 0 : 1;
     }
 
     /**

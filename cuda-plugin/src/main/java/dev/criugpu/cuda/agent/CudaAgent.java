@@ -35,6 +35,8 @@ import java.util.concurrent.Executors;
 public final class CudaAgent {
     static final long POLL_MS = 50;
     static final long DRAIN_MS = 2000;
+    /** How long a restore thread criu left with our signals blocked may take to stop for its mask (it is between calls). */
+    static final long MASK_STOP_MS = 10_000;
 
     /** What the agent is told on its command line. */
     public record Args(Path socket, long criuPid, long criuStart, String backend, Path cudaCheckpoint,
@@ -177,7 +179,8 @@ public final class CudaAgent {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        return watch.returnSurvivors(backend);
+        int survivors = watch.returnSurvivors(backend);
+        return Math.max(survivors, watch.giveBackMasks(MASK_STOP_MS));
     }
 
     /** Reads criu's lines until criu's end: calls go to a thread each, watch messages to the watch. */

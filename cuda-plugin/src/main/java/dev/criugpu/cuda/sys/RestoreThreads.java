@@ -26,6 +26,8 @@ public final class RestoreThreads implements RestoreThreadControl {
 
     private static final long CRIU_OPTIONS = libc_h.PTRACE_O_SUSPEND_SECCOMP | libc_h.PTRACE_O_TRACESYSGOOD;
     private static final long ALL_BUT_SIGTRAP = ~(1L << (libc_h.SIGTRAP - 1));
+    /** {@link #ALL_BUT_SIGTRAP} as the kernel keeps it: SIGKILL and SIGSTOP cannot be blocked. */
+    static final long BLOCKED_WHILE_WOKEN = ALL_BUT_SIGTRAP & ~(1L << (9 - 1)) & ~(1L << (19 - 1));
     private static final long POLL_NANOS = 1_000_000;
 
     private RestoreThreads() {
@@ -87,10 +89,45 @@ public final class RestoreThreads implements RestoreThreadControl {
         }
     }
 
+    /** What {@link #giveBackMask} did. */
+    public enum MaskReturn {
+        /** It has its mask from before the dump again. */
+        GIVEN_BACK,
+        /** It had set another mask itself meanwhile, which is left alone. */
+        CHANGED_BY_ITSELF,
+        /** It did not stop by the deadline (still inside a call): it stays traced until this process ends. */
+        DID_NOT_STOP
+    }
+
+    /**
+     * Once criu is gone: gives a restore thread that criu left running with {@link #ALL_BUT_SIGTRAP} blocked its
+     * mask from before the dump back. Traces that one thread for the moment it takes (seize, interrupt, set the
+     * mask, detach), from the calling thread, which must not be one criu seized with.
+     */
+    public MaskReturn giveBackMask(int pid, int tid, long savedMask, long deadlineNanos) {
+        Woken w = new Woken(pid, tid, savedMask);
+        try (Arena arena = Arena.ofConfined()) {
+            ptrace(libc_h.PTRACE_SEIZE, pid, tid, 0, MemorySegment.NULL, "PTRACE_SEIZE");
+            ptrace(libc_h.PTRACE_INTERRUPT, pid, tid, 0, MemorySegment.NULL, "PTRACE_INTERRUPT");
+            if (!awaitInterruptStop(w, deadlineNanos, arena.allocate(JAVA_INT))) return MaskReturn.DID_NOT_STOP;
+            try {
+                MemorySegment mask = arena.allocate(JAVA_LONG);
+                ptrace(libc_h.PTRACE_GETSIGMASK, pid, tid, libc_h.KERNEL_SIGSET_SIZE, mask, "PTRACE_GETSIGMASK");
+                if (mask.get(JAVA_LONG, 0) != BLOCKED_WHILE_WOKEN) return MaskReturn.CHANGED_BY_ITSELF;
+                mask.set(JAVA_LONG, 0, savedMask);
+                ptrace(libc_h.PTRACE_SETSIGMASK, pid, tid, libc_h.KERNEL_SIGSET_SIZE, mask, "restoring its signal mask");
+                return MaskReturn.GIVEN_BACK;
+            } finally {
+                libc_h.ptrace(libc_h.PTRACE_DETACH, tid, MemorySegment.NULL, MemorySegment.NULL);
+            }
+        }
+    }
+
     /** Waits for the stop our PTRACE_INTERRUPT asked for; false when the deadline passed first. */
     private static boolean awaitInterruptStop(Woken w, long deadlineNanos, MemorySegment status) {
         boolean bounded = deadlineNanos != Long.MAX_VALUE;
         while (true) {
+            if (bounded && System.nanoTime() - deadlineNanos >= 0) return false;
             libc_h.Result r = libc_h.waitpid(w.tid(), status, libc_h.WALL | (bounded ? libc_h.WNOHANG : 0));
             if (r.failed() && r.errno() == libc_h.EINTR) continue;
             if (r.failed()) {
@@ -98,7 +135,6 @@ public final class RestoreThreads implements RestoreThreadControl {
                         + libc_h.errnoName(r.errno()));
             }
             if (r.value() == 0) { // WNOHANG: not stopped yet
-                if (System.nanoTime() - deadlineNanos >= 0) return false;
                 LockSupport.parkNanos(POLL_NANOS);
                 continue;
             }

@@ -6,6 +6,9 @@ import dev.criugpu.cuda.bindings.cuda_h;
 import dev.criugpu.cuda.gpu.GpuPair;
 import dev.criugpu.api.sys.ProcStat;
 import dev.criugpu.cuda.state.CudaState;
+import dev.criugpu.cuda.sys.RestoreThreadsTest;
+import dev.criugpu.api.bindings.libc_h;
+import java.lang.foreign.Arena;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -169,6 +172,27 @@ class AgentWatchTest {
         assertEquals(0, w.get(30, TimeUnit.SECONDS));
         assertTrue(driver.calls.isEmpty(), driver.calls.toString());
         assertTrue(log().contains("every task returned by itself or ended with the dump"), log());
+    }
+
+    /** criu, told to stop, left the task's restore thread with our signals blocked: once criu is gone, the mask is back. */
+    @Test
+    void aRestoreThreadLeftWithOurSignalsBlockedGetsItsMaskBackOnceCriuIsGone() throws Exception {
+        Process criu = sleeper();
+        int pid = RestoreThreadsTest.orphanSleeper();
+        try (Arena arena = Arena.ofConfined()) {
+            RestoreThreadsTest.setMaskFromOutside(pid, ~(1L << (libc_h.SIGTRAP - 1)), arena);
+            var w = watch(criu, 0);
+            tell(new WatchedTask(pid, ProcStat.of(pid).orElseThrow().startTime(), CudaState.RUNNING).line());
+            driver.states.put(pid, CudaState.CHECKPOINTED);
+            tell(BlockedThread.line(pid, pid, 0));
+            criuDies(criu);
+            assertEquals(0, w.get(30, TimeUnit.SECONDS), log());
+            assertTrue(log().contains("pid " + pid + ": restore thread " + pid + " has its signal mask 0 back"), log());
+            assertEquals(0, RestoreThreadsTest.sigBlk(pid));
+            assertEquals(CudaState.RUNNING, driver.states.get(pid));
+        } finally {
+            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+        }
     }
 
     @Test

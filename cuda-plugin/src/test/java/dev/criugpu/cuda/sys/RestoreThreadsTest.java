@@ -22,12 +22,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * PTRACE_INTERRUPT, criu's options): the thread must run while woken and be back in a ptrace stop with its own
  * signal mask and criu's options afterwards.
  */
-class RestoreThreadsTest {
+public class RestoreThreadsTest {
     static final int PTRACE_SEIZE = 0x4206;
     static final int PTRACE_DETACH = 17;
     static final long SIGUSR1_BIT = 1L << (10 - 1);
 
-    static long sigBlk(int pid) throws Exception {
+    public static long sigBlk(int pid) throws Exception {
         for (String l : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
             if (l.startsWith("SigBlk:")) return Long.parseUnsignedLong(l.substring(7).trim(), 16);
         }
@@ -45,7 +45,7 @@ class RestoreThreadsTest {
      * A process that is not this JVM's child: the JVM's reaper thread waits on its own children and would swallow
      * the ptrace stops the test waits for (criu's tracees are never the JVM's children).
      */
-    static int orphanSleeper() throws Exception {
+    public static int orphanSleeper() throws Exception {
         Process sh = new ProcessBuilder("/bin/sh", "-c", "sleep 120 </dev/null >/dev/null 2>&1 & echo $!").start();
         int pid = Integer.parseInt(new String(sh.getInputStream().readAllBytes()).trim());
         assertEquals(0, sh.waitFor());
@@ -109,6 +109,55 @@ class RestoreThreadsTest {
             assertTrue(RestoreThreads.PTRACE.restopBefore(w, System.nanoTime() + 10_000_000_000L));
             assertGivenBack(pid);
             libc_h.ptrace(PTRACE_DETACH, pid, MemorySegment.NULL, MemorySegment.NULL);
+        } finally {
+            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+        }
+    }
+
+    /** Sets a running, untraced process's signal mask the way a tracer can: seize, interrupt, set, detach. */
+    public static void setMaskFromOutside(int pid, long blocked, Arena arena) {
+        libc_h.Result seize = libc_h.ptrace(PTRACE_SEIZE, pid, MemorySegment.NULL, MemorySegment.NULL);
+        Assumptions.assumeFalse(seize.failed(), "skipped: this sandbox refuses PTRACE_SEIZE (errno " + seize.errno() + ")");
+        assertFalse(libc_h.ptrace(libc_h.PTRACE_INTERRUPT, pid, MemorySegment.NULL, MemorySegment.NULL).failed());
+        waitStop(pid, arena);
+        MemorySegment mask = arena.allocate(JAVA_LONG);
+        mask.set(JAVA_LONG, 0, blocked);
+        assertFalse(libc_h.ptrace(libc_h.PTRACE_SETSIGMASK, pid, MemorySegment.ofAddress(8), mask).failed());
+        assertFalse(libc_h.ptrace(PTRACE_DETACH, pid, MemorySegment.NULL, MemorySegment.NULL).failed());
+    }
+
+    /** Once criu is gone: a thread left with our signals blocked gets its own mask back, and is left untraced. */
+    @Test
+    @Timeout(value = 30, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void giveBackMaskRestoresTheMaskOfAThreadLeftBlockedAndDetaches() throws Exception {
+        int pid = orphanSleeper();
+        try (Arena arena = Arena.ofConfined()) {
+            setMaskFromOutside(pid, ~(1L << (libc_h.SIGTRAP - 1)), arena); // what wake blocks
+            assertEquals(RestoreThreads.BLOCKED_WHILE_WOKEN, sigBlk(pid), Long.toHexString(sigBlk(pid)));
+
+            assertEquals(RestoreThreads.MaskReturn.GIVEN_BACK,
+                    RestoreThreads.PTRACE.giveBackMask(pid, pid, SIGUSR1_BIT, System.nanoTime() + 10_000_000_000L));
+            assertEquals(SIGUSR1_BIT, sigBlk(pid));
+            assertTrue(Files.readString(Path.of("/proc/" + pid + "/status")).contains("TracerPid:\t0\n"), "detached");
+            assertEquals('S', ProcStat.of(pid).orElseThrow().state());
+        } finally {
+            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+        }
+    }
+
+    /** A mask the thread set itself after criu left is not ours to replace. */
+    @Test
+    @Timeout(value = 30, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void giveBackMaskLeavesAMaskTheThreadChangedItself() throws Exception {
+        int pid = orphanSleeper();
+        try (Arena arena = Arena.ofConfined()) {
+            long own = 1L << (2 - 1); // SIGINT
+            setMaskFromOutside(pid, own, arena);
+
+            assertEquals(RestoreThreads.MaskReturn.CHANGED_BY_ITSELF,
+                    RestoreThreads.PTRACE.giveBackMask(pid, pid, SIGUSR1_BIT, System.nanoTime() + 10_000_000_000L));
+            assertEquals(own, sigBlk(pid));
+            assertTrue(Files.readString(Path.of("/proc/" + pid + "/status")).contains("TracerPid:\t0\n"), "detached");
         } finally {
             ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
         }

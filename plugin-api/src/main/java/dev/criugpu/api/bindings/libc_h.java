@@ -21,6 +21,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  */
 public final class libc_h {
     public static final int PTRACE_CONT = 7;
+    public static final int PTRACE_DETACH = 17;
+    public static final int PTRACE_SEIZE = 0x4206;
     public static final int PTRACE_SETOPTIONS = 0x4200;
     public static final int PTRACE_INTERRUPT = 0x4207;
     public static final int PTRACE_GETSIGMASK = 0x420a;

@@ -1,0 +1,18 @@
+package dev.criugpu.cuda.agent;
+
+/**
+ * A task's restore thread that criu, told to stop, left running with the signals it blocked while the thread ran,
+ * and the mask the thread had before: the agent gives it back once criu is gone.
+ */
+record BlockedThread(int pid, int tid, long savedMask) {
+
+    /** The watch message's form: {@code blocked PID TID MASK}, the mask in hex. */
+    static String line(int pid, int tid, long savedMask) {
+        return "blocked " + pid + " " + tid + " " + Long.toHexString(savedMask);
+    }
+
+    static BlockedThread parse(String[] f) {
+        if (f.length != 4 || !f[0].equals("blocked")) throw new IllegalArgumentException("not 'blocked PID TID MASK'");
+        return new BlockedThread(Integer.parseInt(f[1]), Integer.parseInt(f[2]), Long.parseUnsignedLong(f[3], 16));
+    }
+}
