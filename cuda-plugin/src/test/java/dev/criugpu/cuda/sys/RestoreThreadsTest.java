@@ -52,6 +52,20 @@ public class RestoreThreadsTest {
         return pid;
     }
 
+    /** A sleeper that is not this JVM's child, an arena for the test's ptrace buffers, and the sleeper gone after. */
+    interface SleeperTest {
+        void run(int pid, Arena arena) throws Exception;
+    }
+
+    static void onSleeper(SleeperTest test) throws Exception {
+        int pid = orphanSleeper();
+        try (Arena arena = Arena.ofConfined()) {
+            test.run(pid, arena);
+        } finally {
+            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+        }
+    }
+
     /** Seizes {@code pid} as criu does and stops it with SIGUSR1 blocked (its own mask, to be given back). */
     private static void seizeStopped(int pid, Arena arena) {
         long criuOptions = libc_h.PTRACE_O_SUSPEND_SECCOMP | libc_h.PTRACE_O_TRACESYSGOOD;
@@ -76,42 +90,36 @@ public class RestoreThreadsTest {
     @Test
     @Timeout(value = 30, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void wakeLetsItRunAndRestopPutsEverythingBack() throws Exception {
-        int pid = orphanSleeper();
-        try (Arena arena = Arena.ofConfined()) {
-            seizeStopped(pid, arena);
-            MemorySegment mask = arena.allocate(JAVA_LONG);
+        onSleeper((pid, arena) -> {
+        seizeStopped(pid, arena);
+        MemorySegment mask = arena.allocate(JAVA_LONG);
 
-            RestoreThreadControl.Woken w = RestoreThreads.PTRACE.wake(pid, pid);
-            assertEquals(SIGUSR1_BIT, w.savedMask());
-            long blockedWhileAwake = sigBlk(pid);
-            long unblockable = (1L << (libc_h.SIGTRAP - 1)) | (1L << (9 - 1)) | (1L << (19 - 1));
-            assertEquals(~unblockable, blockedWhileAwake, Long.toHexString(blockedWhileAwake));
-            // a second PTRACE_INTERRUPT-free ptrace request fails with ESRCH only while the tracee runs
-            libc_h.Result probe = libc_h.ptrace(libc_h.PTRACE_GETSIGMASK, pid, MemorySegment.ofAddress(8), mask);
-            assertTrue(probe.failed() && probe.errno() == libc_h.ESRCH, "the woken thread must be running");
+        RestoreThreadControl.Woken w = RestoreThreads.PTRACE.wake(pid, pid);
+        assertEquals(SIGUSR1_BIT, w.savedMask());
+        long blockedWhileAwake = sigBlk(pid);
+        long unblockable = (1L << (libc_h.SIGTRAP - 1)) | (1L << (9 - 1)) | (1L << (19 - 1));
+        assertEquals(~unblockable, blockedWhileAwake, Long.toHexString(blockedWhileAwake));
+        // a second PTRACE_INTERRUPT-free ptrace request fails with ESRCH only while the tracee runs
+        libc_h.Result probe = libc_h.ptrace(libc_h.PTRACE_GETSIGMASK, pid, MemorySegment.ofAddress(8), mask);
+        assertTrue(probe.failed() && probe.errno() == libc_h.ESRCH, "the woken thread must be running");
 
-            RestoreThreads.PTRACE.restop(w);
-            assertGivenBack(pid);
-            libc_h.ptrace(PTRACE_DETACH, pid, MemorySegment.NULL, MemorySegment.NULL);
-        } finally {
-            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
-        }
+        RestoreThreads.PTRACE.restop(w);
+        assertGivenBack(pid);
+        libc_h.ptrace(PTRACE_DETACH, pid, MemorySegment.NULL, MemorySegment.NULL);
+        });
     }
 
     /** criu is ending: a woken thread outside any driver call (here: sleeping) stops well before the deadline. */
     @Test
     @Timeout(value = 30, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void restopBeforeADeadlineStopsAThreadThatCanStopAndGivesItsMaskBack() throws Exception {
-        int pid = orphanSleeper();
-        try (Arena arena = Arena.ofConfined()) {
-            seizeStopped(pid, arena);
-            RestoreThreadControl.Woken w = RestoreThreads.PTRACE.wake(pid, pid);
-            assertTrue(RestoreThreads.PTRACE.restopBefore(w, System.nanoTime() + 10_000_000_000L));
-            assertGivenBack(pid);
-            libc_h.ptrace(PTRACE_DETACH, pid, MemorySegment.NULL, MemorySegment.NULL);
-        } finally {
-            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
-        }
+        onSleeper((pid, arena) -> {
+        seizeStopped(pid, arena);
+        RestoreThreadControl.Woken w = RestoreThreads.PTRACE.wake(pid, pid);
+        assertTrue(RestoreThreads.PTRACE.restopBefore(w, System.nanoTime() + 10_000_000_000L));
+        assertGivenBack(pid);
+        libc_h.ptrace(PTRACE_DETACH, pid, MemorySegment.NULL, MemorySegment.NULL);
+        });
     }
 
     /** Sets a running, untraced process's signal mask the way a tracer can: seize, interrupt, set, detach. */
@@ -130,36 +138,30 @@ public class RestoreThreadsTest {
     @Test
     @Timeout(value = 30, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void giveBackMaskRestoresTheMaskOfAThreadLeftBlockedAndDetaches() throws Exception {
-        int pid = orphanSleeper();
-        try (Arena arena = Arena.ofConfined()) {
-            setMaskFromOutside(pid, ~(1L << (libc_h.SIGTRAP - 1)), arena); // what wake blocks
-            assertEquals(RestoreThreads.BLOCKED_WHILE_WOKEN, sigBlk(pid), Long.toHexString(sigBlk(pid)));
+        onSleeper((pid, arena) -> {
+        setMaskFromOutside(pid, ~(1L << (libc_h.SIGTRAP - 1)), arena); // what wake blocks
+        assertEquals(RestoreThreads.BLOCKED_WHILE_WOKEN, sigBlk(pid), Long.toHexString(sigBlk(pid)));
 
-            assertEquals(RestoreThreads.MaskReturn.GIVEN_BACK,
-                    RestoreThreads.PTRACE.giveBackMask(pid, pid, SIGUSR1_BIT, System.nanoTime() + 10_000_000_000L));
-            assertEquals(SIGUSR1_BIT, sigBlk(pid));
-            assertTrue(Files.readString(Path.of("/proc/" + pid + "/status")).contains("TracerPid:\t0\n"), "detached");
-            assertEquals('S', ProcStat.of(pid).orElseThrow().state());
-        } finally {
-            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
-        }
+        assertEquals(RestoreThreads.MaskReturn.GIVEN_BACK,
+                RestoreThreads.PTRACE.giveBackMask(pid, pid, SIGUSR1_BIT, System.nanoTime() + 10_000_000_000L));
+        assertEquals(SIGUSR1_BIT, sigBlk(pid));
+        assertTrue(Files.readString(Path.of("/proc/" + pid + "/status")).contains("TracerPid:\t0\n"), "detached");
+        assertEquals('S', ProcStat.of(pid).orElseThrow().state());
+        });
     }
 
     /** A mask the thread set itself after criu left is not ours to replace. */
     @Test
     @Timeout(value = 30, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void giveBackMaskLeavesAMaskTheThreadChangedItself() throws Exception {
-        int pid = orphanSleeper();
-        try (Arena arena = Arena.ofConfined()) {
-            long own = 1L << (2 - 1); // SIGINT
-            setMaskFromOutside(pid, own, arena);
+        onSleeper((pid, arena) -> {
+        long own = 1L << (2 - 1); // SIGINT
+        setMaskFromOutside(pid, own, arena);
 
-            assertEquals(RestoreThreads.MaskReturn.CHANGED_BY_ITSELF,
-                    RestoreThreads.PTRACE.giveBackMask(pid, pid, SIGUSR1_BIT, System.nanoTime() + 10_000_000_000L));
-            assertEquals(own, sigBlk(pid));
-            assertTrue(Files.readString(Path.of("/proc/" + pid + "/status")).contains("TracerPid:\t0\n"), "detached");
-        } finally {
-            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
-        }
+        assertEquals(RestoreThreads.MaskReturn.CHANGED_BY_ITSELF,
+                RestoreThreads.PTRACE.giveBackMask(pid, pid, SIGUSR1_BIT, System.nanoTime() + 10_000_000_000L));
+        assertEquals(own, sigBlk(pid));
+        assertTrue(Files.readString(Path.of("/proc/" + pid + "/status")).contains("TracerPid:\t0\n"), "detached");
+        });
     }
 }
