@@ -99,6 +99,22 @@ returned_after() {
     keeps_working "$name"
 }
 
+# remember_restore_mask PID: the task's CUDA restore thread (RT_TID) and its blocked signals before the dump (RT_SIGBLK)
+remember_restore_mask() {
+    RT_TID=$("$BIN/cuda_ckpt" restore-tid "$1" 2>&1 | sed -n 's/.* tid=\([0-9]*\)$/\1/p')
+    RT_SIGBLK=$(sigblk "$1" "$RT_TID")
+}
+
+# restore_mask_back NAME T0: the restore thread has its blocked signals from before the dump again within 30 s
+# (a NOTE says when, counted from T0); else CKPT_WHY says what it has
+restore_mask_back() {
+    if ! mask_back "$ROOT" "$RT_TID" "$RT_SIGBLK" 30; then
+        CKPT_WHY="restore thread $RT_TID of pid $ROOT: SigBlk $(sigblk "$ROOT" "$RT_TID") 30 s on, $RT_SIGBLK before the dump"
+        return 1
+    fi
+    note "SIGBLK $1 restore thread $RT_TID of pid $ROOT: $RT_SIGBLK before the dump and again $(elapsed "$2") s after criu was killed or stopped"
+}
+
 # case_criu_killed NAME POINT: kill -9 of criu at POINT of the dump of a BIG_MIB process; the task comes back
 #   after-pause       tasks locked and frozen, before the checkpoint (criu held there by a fault switch)
 #   during-checkpoint a second into CHECKPOINT_DEVICES
@@ -110,6 +126,7 @@ case_criu_killed() {
     TREE_PIDS=()
     COUNTER_MIB="$BIG_MIB" start_counter "$name" 0 --tick-ms 20 || { fail "$name" "$CKPT_WHY"; kill_all "$ROOT"; return; }
     TREE_PIDS=("$ROOT")
+    remember_restore_mask "$ROOT"
     case "$point" in
         after-pause) fault=(CRIU_GPU_PLUGIN_FORCE=1 CRIU_GPU_FAULT=cuda_plugin:stall-before-checkpoint) ;;
         after-exit) fault=(CRIU_GPU_PLUGIN_FORCE=1 CRIU_GPU_FAULT=cuda_plugin:stall-after-exit) ;;
@@ -138,6 +155,9 @@ case_criu_killed() {
         cp "$img/cuda-plugin-watchdog.log" "$LOGS/$name.watchdog.log" 2>/dev/null
         fail "$name" "the watchdog's log has no line for pid $ROOT"; kill_all "$ROOT"; return
     fi
+    # killed during the checkpoint, criu left the restore thread running with our signals blocked: the agent gives
+    # its mask back; at the other points the thread was not woken or was stopped again with its mask
+    restore_mask_back "$name" "$t0" || { cp "$img/cuda-plugin-watchdog.log" "$LOGS/$name.watchdog.log" 2>/dev/null; fail "$name" "$CKPT_WHY"; kill_all "$ROOT"; return; }
     cp "$img/cuda-plugin-watchdog.log" "$LOGS/$name.watchdog.log" 2>/dev/null
     stop_counter "$PLOG" "$ROOT" p || { fail "$name" "no clean exit"; kill_all "$ROOT"; return; }
     reap_dumped "$ROOT"
@@ -153,9 +173,7 @@ case_criu_interrupted() {
     TREE_PIDS=()
     COUNTER_MIB="$BIG_MIB" start_counter "$name" 0 --tick-ms 20 || { fail "$name" "$CKPT_WHY"; kill_all "$ROOT"; return; }
     TREE_PIDS=("$ROOT")
-    local tid blocked_before
-    tid=$("$BIN/cuda_ckpt" restore-tid "$ROOT" 2>&1 | sed -n 's/.* tid=\([0-9]*\)$/\1/p')
-    blocked_before=$(sigblk "$ROOT" "$tid")
+    remember_restore_mask "$ROOT"
     start_criu_dump "$name" "$img"
     if ! wait_for "$LOGS/$name.dump.log" "hook CHECKPOINT_DEVICES\(pid=$ROOT\) entered Java" 180; then
         fail "$name" "criu never reached the checkpoint: $(first_error "$LOGS/$name.dump.log")"; kill -9 "$CRIU_PID"; kill_all "$ROOT"; return
@@ -179,12 +197,7 @@ case_criu_interrupted() {
     cp "$img/cuda-plugin-watchdog.log" "$LOGS/$name.watchdog.log" 2>/dev/null
     # the restore thread was inside the driver's checkpoint when criu was told to stop and kept the signals blocked
     # while it ran; the agent gives its mask back once criu is gone and the task is back
-    if ! mask_back "$ROOT" "$tid" "$blocked_before" 30; then
-        cp "$img/cuda-plugin-watchdog.log" "$LOGS/$name.watchdog.log" 2>/dev/null
-        fail "$name" "restore thread $tid of pid $ROOT: SigBlk $(sigblk "$ROOT" "$tid") 30 s after criu's end, $blocked_before before the dump"
-        kill_all "$ROOT"; return
-    fi
-    note "SIGBLK $name restore thread $tid of pid $ROOT: $blocked_before before the dump and again $(elapsed "$t0") s after $sig"
+    restore_mask_back "$name" "$t0" || { fail "$name" "$CKPT_WHY"; kill_all "$ROOT"; return; }
     stop_counter "$PLOG" "$ROOT" p || { fail "$name" "no clean exit"; kill_all "$ROOT"; return; }
     reap_dumped "$ROOT"
     rm -rf "$img"

@@ -85,7 +85,7 @@ final class DumpSession {
         this.lockTimeoutMs = lockTimeoutMs;
         this.presentGpus = presentGpus;
         this.work = new WokenWork(deps.threads(), parallel,
-                services.faultInjected("no-restop-grace") ? 0 : WokenWork.STOP_GRACE_MS, this::tellAgentLeftBlocked);
+                services.faultInjected("no-restop-grace") ? 0 : WokenWork.STOP_GRACE_MS, new AgentMasks());
     }
 
     /** The dump's single driver seam: the CUDA agent's client, or the in-criu backend with CRIU_CUDA_GUARD=0. */
@@ -417,12 +417,27 @@ final class DumpSession {
         return ended;
     }
 
-    /** criu is ending and left a restore thread running with our signal mask: the agent gives it back once criu is gone. */
-    private void tellAgentLeftBlocked(RestoreThreadControl.Woken w) {
-        try {
-            agent().leftBlocked(w.pid(), w.tid(), w.savedMask());
-        } catch (IOException e) {
-            log.debug("pid {}: could not tell the CUDA agent of restore thread {}: {}", w.pid(), w.tid(), e.getMessage());
+    /**
+     * The agent hears of every restore thread that runs with our signals blocked, and of its mask given back: if criu
+     * dies or ends in between, the agent gives the mask back once criu is gone.
+     */
+    private final class AgentMasks implements WokenWork.Masks {
+        @Override
+        public void blocked(RestoreThreadControl.Woken w) {
+            try {
+                agent().blocked(w.pid(), w.tid(), w.savedMask());
+            } catch (IOException e) {
+                log.debug("pid {}: could not tell the CUDA agent of restore thread {}: {}", w.pid(), w.tid(), e.getMessage());
+            }
+        }
+
+        @Override
+        public void givenBack(RestoreThreadControl.Woken w) {
+            try {
+                agent().unblocked(w.pid(), w.tid());
+            } catch (IOException e) {
+                log.debug("pid {}: could not tell the CUDA agent of restore thread {}: {}", w.pid(), w.tid(), e.getMessage());
+            }
         }
     }
 

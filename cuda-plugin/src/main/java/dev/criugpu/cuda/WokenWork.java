@@ -8,7 +8,6 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.Consumer;
 
 /**
  * The shape every per-task round of a session has (a dump's checkpoints and returns, a restore's restores): wake the
@@ -28,28 +27,48 @@ final class WokenWork {
     private final TaskWork work;
     private final RestoreThreadControl threads;
     private final long stopGraceMs;
-    private final Consumer<RestoreThreadControl.Woken> leftBlocked;
+    /**
+     * Hears when a restore thread runs with the signals blocked that we block while it runs (its own mask is in
+     * {@link RestoreThreadControl.Woken}) and when it is stopped again with its mask back: what is told the first
+     * and not the second when criu is gone — killed, or ending before the thread could stop — has the mask to give
+     * back.
+     */
+    interface Masks {
+        void blocked(RestoreThreadControl.Woken w);
+
+        void givenBack(RestoreThreadControl.Woken w);
+
+        Masks NONE = new Masks() {
+            @Override
+            public void blocked(RestoreThreadControl.Woken w) {
+            }
+
+            @Override
+            public void givenBack(RestoreThreadControl.Woken w) {
+            }
+        };
+    }
+
+    private final Masks masks;
     private final List<RestoreThreadControl.Woken> woken = new ArrayList<>();
 
     WokenWork(RestoreThreadControl threads, boolean parallel) {
-        this(threads, parallel, STOP_GRACE_MS, w -> { });
+        this(threads, parallel, STOP_GRACE_MS, Masks.NONE);
     }
 
-    /**
-     * {@code stopGraceMs}: how long criu, told to stop, gives its woken restore threads to stop again; {@code
-     * leftBlocked} hears of each that did not (it keeps the signals blocked while it ran; its saved mask is in it).
-     */
-    WokenWork(RestoreThreadControl threads, boolean parallel, long stopGraceMs,
-              Consumer<RestoreThreadControl.Woken> leftBlocked) {
+    /** {@code stopGraceMs}: how long criu, told to stop, gives its woken restore threads to stop again. */
+    WokenWork(RestoreThreadControl threads, boolean parallel, long stopGraceMs, Masks masks) {
         this.threads = threads;
         this.work = new TaskWork(parallel);
         this.stopGraceMs = stopGraceMs;
-        this.leftBlocked = leftBlocked;
+        this.masks = masks;
     }
 
     /** Lets the task's restore thread run until {@link #finish}; a {@link CriuException} when it cannot. */
     void wake(int pid, int restoreTid) {
-        woken.add(threads.wake(pid, restoreTid));
+        RestoreThreadControl.Woken w = threads.wake(pid, restoreTid);
+        woken.add(w);
+        masks.blocked(w);
     }
 
     /** Starts the task's driver calls on a worker; {@link #finish} joins them. */
@@ -71,7 +90,7 @@ final class WokenWork {
      * Joins every job, then stops every woken restore thread again. When criu is told to stop, each gets until
      * the stop grace ({@link #STOP_GRACE_MS}) after the join: a restore thread inside a driver call stops only when the call returns,
      * which can take as long as the call, and criu is about to end (the kernel lets its tasks go then). One that does
-     * not stop in time keeps the signals we blocked while it ran (see the constructor).
+     * not stop in time keeps the signals we blocked while it ran ({@link Masks}).
      *
      * @param what what the jobs do, for the line criu logs when a stop signal cuts the wait short
      */
@@ -87,6 +106,7 @@ final class WokenWork {
                 for (RestoreThreadControl.Woken w : woken) {
                     try {
                         threads.restop(w);
+                        masks.givenBack(w);
                     } catch (CriuException e) {
                         restopErrors.add(e.getMessage());
                     }
@@ -101,10 +121,11 @@ final class WokenWork {
         long deadline = System.nanoTime() + stopGraceMs * 1_000_000;
         for (RestoreThreadControl.Woken w : woken) {
             try {
-                if (!threads.restopBefore(w, deadline)) {
-                    leftBlocked.accept(w);
+                if (threads.restopBefore(w, deadline)) {
+                    masks.givenBack(w);
+                } else {
                     log.warn("criu is ending: CUDA restore thread {} of pid {} is still inside a driver call; it keeps"
-                            + " the signals blocked while it ran until it is given its mask back", w.tid(), w.pid());
+                            + " the signals blocked while it ran until the CUDA agent gives its mask back", w.tid(), w.pid());
                 }
             } catch (CriuException e) {
                 log.debug("criu is ending: {}", e.getMessage());

@@ -128,8 +128,12 @@ final class FakeAgent implements CudaBackend, AgentLink {
     }
 
     @Override
-    public void leftBlocked(int pid, int tid, long savedMask) throws IOException {
+    public void blocked(int pid, int tid, long savedMask) throws IOException {
         if (dead) throw new IOException("the CUDA agent died");
-        events.add("left-blocked " + pid + " " + tid);
+    }
+
+    @Override
+    public void unblocked(int pid, int tid) throws IOException {
+        if (dead) throw new IOException("the CUDA agent died");
     }
 }

@@ -41,7 +41,10 @@ final class RecordingAgentLink implements AgentLink {
     }
 
     @Override
-    public void leftBlocked(int pid, int tid, long savedMask) {
-        events.add(prefix + "left-blocked " + pid + " " + tid);
+    public void blocked(int pid, int tid, long savedMask) {
+    }
+
+    @Override
+    public void unblocked(int pid, int tid) {
     }
 }

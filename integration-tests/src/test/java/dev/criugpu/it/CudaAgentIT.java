@@ -227,6 +227,28 @@ class CudaAgentIT {
     }
 
     /**
+     * criu SIGKILLed while the woken restore thread runs the checkpoint: nothing in criu stops it again, and the agent,
+     * told of the thread when it was woken, gives it its own mask back once the task is back.
+     */
+    @Test
+    void criuKilledDuringTheCheckpointLeavesTheRestoreThreadsMaskToTheAgent(CriuContainer criu) {
+        Case c = start(criu, "killed-mask");
+        String blockedBefore = c.restoreThreadSigBlk();
+        CriuInBackground dump = startInBackground(c, c.dump().env("FAKE_CUDA_CHECKPOINT_SECONDS", "8"));
+        dump.awaitLog(HookTrace.line(CUDA, "CHECKPOINT_DEVICES", HookTrace.pid(c.pid)), REACH);
+        String checkpoint = "--action checkpoint --pid " + c.pid;
+        Eventually.await("the agent's checkpoint of pid " + c.pid + " to be running", REACH,
+                () -> c.cuda.calls().contains(checkpoint), () -> "calls: " + c.cuda.calls());
+
+        c.killCriu(dump);
+        c.awaitReturned("checkpointed", "[restore, unlock]");
+        String line = "pid " + c.pid + ": restore thread " + c.pid + " has its signal mask 0 back";
+        Eventually.await("the CUDA agent's log to say '" + line + "'", RETURNED_WITHIN,
+                () -> c.watchdogLog().contains(line), () -> "its log:\n" + c.watchdogLog());
+        assertEquals(blockedBefore, c.restoreThreadSigBlk(), "the blocked signals of pid " + c.pid + "'s restore thread");
+    }
+
+    /**
      * The agent runs with criu's environment but not with what would change its JVM: JAVA_TOOL_OPTIONS and the like
      * in criu's environment (the in-criu JVM is created without them) do not reach it.
      */

@@ -255,8 +255,13 @@ public final class AgentClient implements CudaBackend, AgentLink {
     }
 
     @Override
-    public void leftBlocked(int pid, int tid, long savedMask) throws IOException {
+    public void blocked(int pid, int tid, long savedMask) throws IOException {
         send(BlockedThread.line(pid, tid, savedMask));
+    }
+
+    @Override
+    public void unblocked(int pid, int tid) throws IOException {
+        send("unblocked " + pid + " " + tid);
     }
 
     /** Whether the agent, once connected, has died: what it was doing may or may not have happened. */

@@ -14,10 +14,13 @@ public interface AgentLink {
     void done() throws IOException;
 
     /**
-     * criu is ending and left the task's restore thread running with the signals blocked that were blocked while it
-     * ran: once criu is gone, it gets {@code savedMask} back.
+     * The task's restore thread runs with our signals blocked; {@code savedMask} is its own. Unless {@link
+     * #unblocked} follows, it gets that mask back once criu is gone.
      */
-    void leftBlocked(int pid, int tid, long savedMask) throws IOException;
+    void blocked(int pid, int tid, long savedMask) throws IOException;
+
+    /** The restore thread is stopped again with its own mask. */
+    void unblocked(int pid, int tid) throws IOException;
 
     /** Whether what answers for the tasks has died during the dump (then nothing will once criu is gone). */
     default boolean gone() {
@@ -39,7 +42,11 @@ public interface AgentLink {
         }
 
         @Override
-        public void leftBlocked(int pid, int tid, long savedMask) {
+        public void blocked(int pid, int tid, long savedMask) {
+        }
+
+        @Override
+        public void unblocked(int pid, int tid) {
         }
     };
 }

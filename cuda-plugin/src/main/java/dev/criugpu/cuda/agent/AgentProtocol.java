@@ -19,8 +19,8 @@ import java.util.stream.Collectors;
  *                call ID OP PID [ARG]                        OP: restore-tid state lock(ARG ms) checkpoint
  *                                                            restore(ARG old=new,... or -) unlock prepare-restore
  *                task PID START STATE | returned PID | done  the watch (see AgentWatch)
- *                blocked PID TID MASK                        criu is ending; thread TID keeps our signal mask until
- *                                                            it gets MASK (hex) back from the agent
+ *                blocked PID TID MASK | unblocked PID TID    restore thread TID runs with our signals blocked (its
+ *                                                            own mask: MASK, hex) / is stopped with MASK back
  * </pre>
  */
 final class AgentProtocol {

@@ -36,7 +36,7 @@ final class AgentWatch {
     private final PrintStream log;
     private final Map<Integer, WatchedTask> tasks = new LinkedHashMap<>();
     private final Set<Integer> returned = new LinkedHashSet<>();
-    private final List<BlockedThread> blocked = new ArrayList<>();
+    private final Map<Integer, BlockedThread> blocked = new LinkedHashMap<>();
     private boolean done;
     private boolean ended;
 
@@ -48,7 +48,7 @@ final class AgentWatch {
         this.log = log;
     }
 
-    /** One of criu's watch messages ({@code task}, {@code returned}, {@code blocked}, {@code done}); false for any other line. */
+    /** One of criu's watch messages (task, returned, blocked, unblocked, done); false for any other line. */
     synchronized boolean told(String[] f) {
         switch (f[0]) {
             case "task" -> {
@@ -56,7 +56,11 @@ final class AgentWatch {
                 tasks.put(t.pid(), t);
             }
             case "returned" -> returned.add(Integer.parseInt(f[1]));
-            case "blocked" -> blocked.add(BlockedThread.parse(f));
+            case "blocked" -> {
+                BlockedThread b = BlockedThread.parse(f);
+                blocked.put(b.tid(), b);
+            }
+            case "unblocked" -> blocked.remove(Integer.parseInt(f[2]));
             case "done" -> {
                 done = true;
                 say("criu's exit hook is over; watching until criu is gone");
@@ -127,12 +131,12 @@ final class AgentWatch {
 
     /**
      * After criu is gone (and the survivors are back: the driver calls that held the threads are over): gives every
-     * restore thread criu left running with our signals blocked its own mask back; 0 when none was left so.
+     * restore thread criu did not stop again with its own mask its mask back; 0 when none was left so.
      */
     int giveBackMasks(long timeoutMs) {
         List<BlockedThread> all;
         synchronized (this) {
-            all = List.copyOf(blocked);
+            all = List.copyOf(blocked.values());
         }
         int left = 0;
         for (BlockedThread b : all) {

@@ -1,8 +1,8 @@
 package dev.criugpu.cuda.agent;
 
 /**
- * A task's restore thread that criu, told to stop, left running with the signals it blocked while the thread ran,
- * and the mask the thread had before: the agent gives it back once criu is gone.
+ * A task's restore thread that runs with the signals criu's side blocks while it runs, and the mask the thread had
+ * before: unless criu says it gave the mask back itself, the agent does once criu is gone.
  */
 record BlockedThread(int pid, int tid, long savedMask) {
 
