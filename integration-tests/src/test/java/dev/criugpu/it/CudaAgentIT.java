@@ -75,6 +75,14 @@ class CudaAgentIT {
             return criu.exec("grep", "^SigBlk:", "/proc/" + pid + "/task/" + pid + "/status").orFail().stdout().strip();
         }
 
+        /** The agent says it gave the restore thread (the main thread, for the fake) its mask back, and it has it. */
+        void awaitMaskFromTheAgent(String blockedBefore) {
+            String line = "pid " + pid + ": restore thread " + pid + " has its signal mask 0 back";
+            Eventually.await("the CUDA agent's log to say '" + line + "'", RETURNED_WITHIN,
+                    () -> watchdogLog().contains(line), () -> "its log:\n" + watchdogLog());
+            assertEquals(blockedBefore, restoreThreadSigBlk(), "the blocked signals of pid " + pid + "'s restore thread");
+        }
+
         /** kill -9 of criu, which ends before it kills the tree: its task outlives it. */
         void killCriu(CriuInBackground dump) {
             dump.signal("KILL");
@@ -98,6 +106,16 @@ class CudaAgentIT {
         CriuInBackground criu = CriuInBackground.start(c.criu, command, c.dir);
         cleanup.addFirst(criu::kill);
         return criu;
+    }
+
+    /** {@code command} started with an 8-second checkpoint, returned once the agent's checkpoint call runs. */
+    private CriuInBackground inLongCheckpoint(Case c, CriuCommand command) {
+        CriuInBackground dump = startInBackground(c, command.env("FAKE_CUDA_CHECKPOINT_SECONDS", "8"));
+        dump.awaitLog(HookTrace.line(CUDA, "CHECKPOINT_DEVICES", HookTrace.pid(c.pid)), REACH);
+        String checkpoint = "--action checkpoint --pid " + c.pid;
+        Eventually.await("the agent's checkpoint of pid " + c.pid + " to be running", REACH,
+                () -> c.cuda.calls().contains(checkpoint), () -> "calls: " + c.cuda.calls());
+        return dump;
     }
 
     /** A dump held at {@code point} by the forced-mode fault switch {@code stall-POINT} (plugin-api Faults). */
@@ -172,11 +190,7 @@ class CudaAgentIT {
     void sigintDuringALongCheckpointEndsCriuAtOnceAndTheAgentFinishesAndUndoesIt(CriuContainer criu) {
         Case c = start(criu, "sigint");
         String blockedBefore = c.restoreThreadSigBlk();
-        CriuInBackground dump = startInBackground(c, c.dump().env("FAKE_CUDA_CHECKPOINT_SECONDS", "8"));
-        dump.awaitLog(HookTrace.line(CUDA, "CHECKPOINT_DEVICES", HookTrace.pid(c.pid)), REACH);
-        String checkpoint = "--action checkpoint --pid " + c.pid;
-        Eventually.await("the agent's checkpoint of pid " + c.pid + " to be running", REACH,
-                () -> c.cuda.calls().contains(checkpoint), () -> "calls: " + c.cuda.calls());
+        CriuInBackground dump = inLongCheckpoint(c, c.dump());
 
         dump.signal("INT");
         int status = dump.awaitEnd(REACH);
@@ -206,12 +220,7 @@ class CudaAgentIT {
     void aRestoreThreadCriuLeftWithItsSignalsBlockedGetsItsMaskBackFromTheAgent(CriuContainer criu) {
         Case c = start(criu, "mask");
         String blockedBefore = c.restoreThreadSigBlk();
-        CriuInBackground dump = startInBackground(c, c.dump().env("FAKE_CUDA_CHECKPOINT_SECONDS", "8")
-                .env("CRIU_GPU_FAULT", "cuda_plugin:no-restop-grace"));
-        dump.awaitLog(HookTrace.line(CUDA, "CHECKPOINT_DEVICES", HookTrace.pid(c.pid)), REACH);
-        String checkpoint = "--action checkpoint --pid " + c.pid;
-        Eventually.await("the agent's checkpoint of pid " + c.pid + " to be running", REACH,
-                () -> c.cuda.calls().contains(checkpoint), () -> "calls: " + c.cuda.calls());
+        CriuInBackground dump = inLongCheckpoint(c, c.dump().env("CRIU_GPU_FAULT", "cuda_plugin:no-restop-grace"));
 
         dump.signal("INT");
         assertNotEquals(0, dump.awaitEnd(REACH));
@@ -220,10 +229,7 @@ class CudaAgentIT {
                 + " is still inside a driver call").size(), run.logTail(40));
 
         c.awaitReturned("checkpointed", "[restore, unlock]");
-        String line = "pid " + c.pid + ": restore thread " + c.pid + " has its signal mask 0 back";
-        Eventually.await("the CUDA agent's log to say '" + line + "'", RETURNED_WITHIN,
-                () -> c.watchdogLog().contains(line), () -> "its log:\n" + c.watchdogLog() + "\ncriu's log:\n" + run.logTail(60));
-        assertEquals(blockedBefore, c.restoreThreadSigBlk(), "the blocked signals of pid " + c.pid + "'s restore thread");
+        c.awaitMaskFromTheAgent(blockedBefore);
     }
 
     /**
@@ -234,18 +240,11 @@ class CudaAgentIT {
     void criuKilledDuringTheCheckpointLeavesTheRestoreThreadsMaskToTheAgent(CriuContainer criu) {
         Case c = start(criu, "killed-mask");
         String blockedBefore = c.restoreThreadSigBlk();
-        CriuInBackground dump = startInBackground(c, c.dump().env("FAKE_CUDA_CHECKPOINT_SECONDS", "8"));
-        dump.awaitLog(HookTrace.line(CUDA, "CHECKPOINT_DEVICES", HookTrace.pid(c.pid)), REACH);
-        String checkpoint = "--action checkpoint --pid " + c.pid;
-        Eventually.await("the agent's checkpoint of pid " + c.pid + " to be running", REACH,
-                () -> c.cuda.calls().contains(checkpoint), () -> "calls: " + c.cuda.calls());
+        CriuInBackground dump = inLongCheckpoint(c, c.dump());
 
         c.killCriu(dump);
         c.awaitReturned("checkpointed", "[restore, unlock]");
-        String line = "pid " + c.pid + ": restore thread " + c.pid + " has its signal mask 0 back";
-        Eventually.await("the CUDA agent's log to say '" + line + "'", RETURNED_WITHIN,
-                () -> c.watchdogLog().contains(line), () -> "its log:\n" + c.watchdogLog());
-        assertEquals(blockedBefore, c.restoreThreadSigBlk(), "the blocked signals of pid " + c.pid + "'s restore thread");
+        c.awaitMaskFromTheAgent(blockedBefore);
     }
 
     /**
