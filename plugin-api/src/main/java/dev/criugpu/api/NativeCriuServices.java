@@ -1,5 +1,6 @@
 package dev.criugpu.api;
 
+import dev.criugpu.api.bindings.Downcall;
 import dev.criugpu.api.bindings.criu_gpu_services;
 import dev.criugpu.api.plan.ChildPlan;
 import dev.criugpu.api.plan.Fdstore;
@@ -31,9 +32,9 @@ final class NativeCriuServices implements CriuServices {
     private final Stage stage;
     private final Path pluginDir;
     private final LogSink.Printer printOnLevel;
-    private final MethodHandle criuGetImageDir;
-    private final MethodHandle addInventoryPlugin;
-    private final MethodHandle setInterruptOnly;
+    private final Downcall criuGetImageDir;
+    private final Downcall addInventoryPlugin;
+    private final Downcall setInterruptOnly;
     private final int criuLogLevel;
 
     NativeCriuServices(MemorySegment struct) {
@@ -43,10 +44,10 @@ final class NativeCriuServices implements CriuServices {
         this.pluginDir = Path.of(criu_gpu_services.plugin_dir(struct).reinterpret(4096).getString(0));
         this.printOnLevel = printer(handle(criu_gpu_services.print_on_level(struct),
                 FunctionDescriptor.ofVoid(JAVA_INT, ADDRESS, ADDRESS), Linker.Option.firstVariadicArg(2)));
-        this.criuGetImageDir = handle(criu_gpu_services.criu_get_image_dir(struct), FunctionDescriptor.of(JAVA_INT));
-        this.addInventoryPlugin = handle(criu_gpu_services.add_inventory_plugin(struct),
+        this.criuGetImageDir = later(criu_gpu_services.criu_get_image_dir(struct), FunctionDescriptor.of(JAVA_INT));
+        this.addInventoryPlugin = later(criu_gpu_services.add_inventory_plugin(struct),
                 FunctionDescriptor.of(JAVA_INT, ADDRESS));
-        this.setInterruptOnly = handle(criu_gpu_services.set_compel_interrupt_only_mode(struct),
+        this.setInterruptOnly = later(criu_gpu_services.set_compel_interrupt_only_mode(struct),
                 FunctionDescriptor.ofVoid());
         MethodHandle getLevel = handle(criu_gpu_services.log_get_loglevel(struct), FunctionDescriptor.of(JAVA_INT));
         this.criuLogLevel = getLevel == null ? LogLevel.INFO.id : (int) invoke(getLevel);
@@ -54,6 +55,11 @@ final class NativeCriuServices implements CriuServices {
 
     private static MethodHandle handle(MemorySegment address, FunctionDescriptor fd, Linker.Option... options) {
         return address.equals(MemorySegment.NULL) ? null : LINKER.downcallHandle(address, fd, options);
+    }
+
+    /** What init does not call: linked on first use, off criu's start (issue 23). */
+    private static Downcall later(MemorySegment address, FunctionDescriptor fd) {
+        return address.equals(MemorySegment.NULL) ? null : new Downcall(address, fd);
     }
 
     private static LogSink.Printer printer(MethodHandle printOnLevel) {
@@ -128,7 +134,7 @@ final class NativeCriuServices implements CriuServices {
     @Override
     public Optional<Integer> imageDirFd() {
         if (criuGetImageDir == null) return Optional.empty();
-        int fd = (int) invoke(criuGetImageDir);
+        int fd = (int) invoke(criuGetImageDir.handle());
         return fd < 0 ? Optional.empty() : Optional.of(fd);
     }
 
@@ -158,7 +164,7 @@ final class NativeCriuServices implements CriuServices {
     public boolean addInventoryPlugin() {
         if (addInventoryPlugin == null) return false;
         try (Arena arena = Arena.ofConfined()) {
-            return (int) addInventoryPlugin.invokeExact(arena.allocateFrom(pluginName)) == 0;
+            return (int) addInventoryPlugin.handle().invokeExact(arena.allocateFrom(pluginName)) == 0;
         } catch (Throwable t) {
             throw new IllegalStateException("add_inventory_plugin failed", t);
         }
@@ -172,7 +178,7 @@ final class NativeCriuServices implements CriuServices {
     @Override
     public boolean setCompelInterruptOnlyMode() {
         if (setInterruptOnly == null) return false;
-        invoke(setInterruptOnly);
+        invoke(setInterruptOnly.handle());
         return true;
     }
 

@@ -10,6 +10,9 @@ import dev.criugpu.cuda.gpu.GpuPair;
 import dev.criugpu.api.sys.ProcStat;
 import dev.criugpu.cuda.state.CudaState;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -33,6 +36,8 @@ public final class AgentClient implements CudaBackend, AgentLink {
     static final List<String> JVM_OPTIONS = List.of("-Xrs", "-Xmx48m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
             "-XX:-UsePerfData", "-Xlog:disable", "-Xlog:all=off", "--enable-native-access=ALL-UNNAMED");
 
+    private static final Logger logger = LoggerFactory.getLogger(AgentClient.class);
+
     private final CompletableFuture<HelperProcess.Pending> starting;
     private final CompletableFuture<String> ready = new CompletableFuture<>();
     private final Map<Long, CompletableFuture<String>> waiting = new ConcurrentHashMap<>();
@@ -46,6 +51,8 @@ public final class AgentClient implements CudaBackend, AgentLink {
     private boolean remap;
     private String description = "the CUDA agent (starting)";
     private volatile Path log;
+    /** When the launch began (System.nanoTime): the agent's readiness is on the first lock's path (issue 23). */
+    private final long launchedNs = System.nanoTime();
 
     private AgentClient(CompletableFuture<HelperProcess.Pending> starting) {
         this.starting = starting;
@@ -97,6 +104,7 @@ public final class AgentClient implements CudaBackend, AgentLink {
         try {
             if (log == null) throw new IllegalStateException("the CUDA agent's log file was not named");
             agent = Interrupts.await(starting, "the CUDA agent to start").connect(CONNECT_MS, "the CUDA agent");
+            long connectedMs = sinceLaunchMs();
             agent.writeLine(AgentProtocol.LOG + " " + log);
             Threads.startDaemon("cuda-agent-replies", this::readReplies);
             String[] f = Interrupts.await(ready, "the CUDA agent to open its backend", CONNECT_MS).split(" ");
@@ -106,6 +114,8 @@ public final class AgentClient implements CudaBackend, AgentLink {
             remap = f[3].equals("1");
             // the agent's pid in criu's log: what a user (or a test) needs to find the process that answers for the tasks
             description = AgentProtocol.rest(f, 5) + " in the CUDA agent (pid " + Long.parseLong(f[4]) + ")";
+            logger.debug("the CUDA agent (pid {}) connected {} ms and was ready {} ms after its launch began", f[4],
+                    connectedMs, sinceLaunchMs());
             return agent;
         } catch (IOException | ExecutionException | java.util.concurrent.TimeoutException e) {
             Throwable why = e instanceof ExecutionException x && x.getCause() != null ? x.getCause() : e;
@@ -114,6 +124,10 @@ public final class AgentClient implements CudaBackend, AgentLink {
             if (agent != null) agent.close();
             throw new CudaCallException(CudaCallException.AGENT_FAILED, failure);
         }
+    }
+
+    private long sinceLaunchMs() {
+        return (System.nanoTime() - launchedNs) / 1_000_000;
     }
 
     /** The agent's lines: first ready (or unusable), then one reply per call. */

@@ -43,28 +43,39 @@ public final class libc_h {
     private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
     private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
 
+    // each function in a class of its own (jextract's shape): linked when first called, not when criu's JVM starts
+
     /** {@code long ptrace(enum __ptrace_request request, pid_t pid, void *addr, void *data)}, variadic after 1. */
-    private static final MethodHandle PTRACE = LINKER.downcallHandle(
-            LINKER.defaultLookup().find("ptrace").orElseThrow(),
-            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS),
-            Linker.Option.firstVariadicArg(1), Linker.Option.captureCallState("errno"));
+    private static final class Ptrace {
+        static final MethodHandle HANDLE = LINKER.downcallHandle(
+                LINKER.defaultLookup().find("ptrace").orElseThrow(),
+                FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS),
+                Linker.Option.firstVariadicArg(1), Linker.Option.captureCallState("errno"));
+    }
 
     /** {@code pid_t waitpid(pid_t pid, int *wstatus, int options)} */
-    private static final MethodHandle WAITPID = LINKER.downcallHandle(
-            LINKER.defaultLookup().find("waitpid").orElseThrow(),
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT),
-            Linker.Option.captureCallState("errno"));
+    private static final class Waitpid {
+        static final MethodHandle HANDLE = LINKER.downcallHandle(
+                LINKER.defaultLookup().find("waitpid").orElseThrow(),
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT),
+                Linker.Option.captureCallState("errno"));
+    }
 
     /** {@code int prctl(int option, ...)}, used here only as prctl(PR_GET_CHILD_SUBREAPER, int *). */
-    private static final MethodHandle PRCTL = LINKER.downcallHandle(
-            LINKER.defaultLookup().find("prctl").orElseThrow(),
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS),
-            Linker.Option.firstVariadicArg(1));
+    private static final class Prctl {
+        static final MethodHandle HANDLE = LINKER.downcallHandle(
+                LINKER.defaultLookup().find("prctl").orElseThrow(),
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS),
+                Linker.Option.firstVariadicArg(1));
+    }
+
     public static final int PR_GET_CHILD_SUBREAPER = 37;
 
     /** {@code uid_t geteuid(void)} */
-    private static final MethodHandle GETEUID = LINKER.downcallHandle(
-            LINKER.defaultLookup().find("geteuid").orElseThrow(), FunctionDescriptor.of(JAVA_INT));
+    private static final class Geteuid {
+        static final MethodHandle HANDLE = LINKER.downcallHandle(
+                LINKER.defaultLookup().find("geteuid").orElseThrow(), FunctionDescriptor.of(JAVA_INT));
+    }
 
     private libc_h() {
     }
@@ -73,7 +84,7 @@ public final class libc_h {
     public static boolean isChildSubreaper() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment flag = arena.allocate(JAVA_INT);
-            int rc = (int) PRCTL.invokeExact(PR_GET_CHILD_SUBREAPER, flag);
+            int rc = (int) Prctl.HANDLE.invokeExact(PR_GET_CHILD_SUBREAPER, flag);
             return rc == 0 && flag.get(JAVA_INT, 0) != 0;
         } catch (Throwable t) {
             throw new IllegalStateException("prctl downcall failed", t);
@@ -83,7 +94,7 @@ public final class libc_h {
     /** The effective uid of this process (criu's). */
     public static int geteuid() {
         try {
-            return (int) GETEUID.invokeExact();
+            return (int) Geteuid.HANDLE.invokeExact();
         } catch (Throwable t) {
             throw new IllegalStateException("geteuid downcall failed", t);
         }
@@ -99,7 +110,7 @@ public final class libc_h {
     public static Result ptrace(int request, int pid, MemorySegment addr, MemorySegment data) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(CALL_STATE);
-            long r = (long) PTRACE.invokeExact(state, request, pid, addr, data);
+            long r = (long) Ptrace.HANDLE.invokeExact(state, request, pid, addr, data);
             return new Result(r, (int) ERRNO.get(state, 0L));
         } catch (Throwable t) {
             throw new IllegalStateException("ptrace downcall failed", t);
@@ -109,7 +120,7 @@ public final class libc_h {
     public static Result waitpid(int pid, MemorySegment wstatus, int options) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(CALL_STATE);
-            int r = (int) WAITPID.invokeExact(state, pid, wstatus, options);
+            int r = (int) Waitpid.HANDLE.invokeExact(state, pid, wstatus, options);
             return new Result(r, (int) ERRNO.get(state, 0L));
         } catch (Throwable t) {
             throw new IllegalStateException("waitpid downcall failed", t);

@@ -32,9 +32,19 @@ public final class signal_h {
             JAVA_INT.withName("sa_flags"), MemoryLayout.paddingLayout(4), ADDRESS.withName("sa_restorer"));
 
     private static final Linker LINKER = Linker.nativeLinker();
-    private static final MethodHandle SIGPENDING = fn("sigpending", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-    private static final MethodHandle SIGACTION_FN = fn("sigaction", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
-    private static final MethodHandle KILL = fn("kill", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+
+    // each function in a class of its own (jextract's shape): linked when first called, not when criu's JVM starts
+    private static final class Sigpending {
+        static final MethodHandle HANDLE = fn("sigpending", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    }
+
+    private static final class Sigaction {
+        static final MethodHandle HANDLE = fn("sigaction", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+    }
+
+    private static final class Kill {
+        static final MethodHandle HANDLE = fn("kill", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    }
 
     private signal_h() {
     }
@@ -51,7 +61,7 @@ public final class signal_h {
     public static long pendingMask() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment set = arena.allocate(SIGSET_BYTES);
-            if ((int) SIGPENDING.invokeExact(set) != 0) return 0;
+            if ((int) Sigpending.HANDLE.invokeExact(set) != 0) return 0;
             return set.get(JAVA_LONG, 0);
         } catch (Throwable t) {
             throw new IllegalStateException("sigpending downcall failed", t);
@@ -62,7 +72,7 @@ public final class signal_h {
     public static long handler(int sig) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment old = arena.allocate(SIGACTION);
-            if ((int) SIGACTION_FN.invokeExact(sig, MemorySegment.NULL, old) != 0) return 0;
+            if ((int) Sigaction.HANDLE.invokeExact(sig, MemorySegment.NULL, old) != 0) return 0;
             return old.get(JAVA_LONG, 0);
         } catch (Throwable t) {
             throw new IllegalStateException("sigaction downcall failed", t);
@@ -72,7 +82,7 @@ public final class signal_h {
     /** {@code kill(pid, sig) == 0}. */
     public static boolean kill(int pid, int sig) {
         try {
-            return (int) KILL.invokeExact(pid, sig) == 0;
+            return (int) Kill.HANDLE.invokeExact(pid, sig) == 0;
         } catch (Throwable t) {
             throw new IllegalStateException("kill downcall failed", t);
         }

@@ -1,6 +1,7 @@
 package dev.criugpu.api.sys;
 
 import dev.criugpu.api.Errno;
+import dev.criugpu.api.bindings.Downcall;
 import dev.criugpu.api.bindings.stat;
 
 import java.lang.foreign.Arena;
@@ -48,18 +49,18 @@ public final class Syscalls {
     public static final int MAP_SHARED = 1;
 
     private final String origin;
-    private final MethodHandle open;
-    private final MethodHandle close;
-    private final MethodHandle ioctl;
-    private final MethodHandle mmap;
-    private final MethodHandle munmap;
-    private final MethodHandle fstat;
-    private final MethodHandle semOpen;
-    private final MethodHandle semClose;
-    private final MethodHandle openat;
-    private final MethodHandle renameat;
-    private final MethodHandle unlinkat;
-    private final MethodHandle fileStat;
+    private final Downcall open;
+    private final Downcall close;
+    private final Downcall ioctl;
+    private final Downcall mmap;
+    private final Downcall munmap;
+    private final Downcall fstat;
+    private final Downcall semOpen;
+    private final Downcall semClose;
+    private final Downcall openat;
+    private final Downcall renameat;
+    private final Downcall unlinkat;
+    private final Downcall fileStat;
 
     private Syscalls(String origin, SymbolLookup lookup, String prefix) {
         this.origin = origin;
@@ -83,12 +84,12 @@ public final class Syscalls {
         fileStat = bind(libc, "fstat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
     }
 
-    private static MethodHandle bind(SymbolLookup lookup, String name, FunctionDescriptor d, Linker.Option... extra) {
-        MemorySegment a = lookup.find(name).orElseThrow(() -> new IllegalStateException("no symbol " + name));
+    /** Found now, linked on first use: criu's start links only what it calls (issue 23). */
+    private static Downcall bind(SymbolLookup lookup, String name, FunctionDescriptor d, Linker.Option... extra) {
         Linker.Option[] opts = new Linker.Option[extra.length + 1];
         System.arraycopy(extra, 0, opts, 0, extra.length);
         opts[extra.length] = CAPTURE;
-        return LINKER.downcallHandle(a, d, opts);
+        return Downcall.find(lookup, name, d, opts);
     }
 
     private static final Syscalls LIBC = new Syscalls("libc", LINKER.defaultLookup(), "");
@@ -129,7 +130,7 @@ public final class Syscalls {
     public int open(String path, int flags) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment state = a.allocate(CALL_STATE);
-            int fd = (int) open.invokeExact(state, a.allocateFrom(path), flags, 0);
+            int fd = (int) open.handle().invokeExact(state, a.allocateFrom(path), flags, 0);
             if (fd < 0) throw failure("open " + path, errno(state));
             return fd;
         } catch (SyscallException e) {
@@ -142,7 +143,7 @@ public final class Syscalls {
     public void close(int fd) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment state = a.allocate(CALL_STATE);
-            if ((int) close.invokeExact(state, fd) < 0) throw failure("close fd " + fd, errno(state));
+            if ((int) close.handle().invokeExact(state, fd) < 0) throw failure("close fd " + fd, errno(state));
         } catch (SyscallException e) {
             throw e;
         } catch (Throwable t) {
@@ -158,7 +159,7 @@ public final class Syscalls {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment state = a.allocate(CALL_STATE);
             for (int attempt = 0; ; attempt++) {
-                int r = (int) ioctl.invokeExact(state, fd, Integer.toUnsignedLong(request), arg);
+                int r = (int) ioctl.handle().invokeExact(state, fd, Integer.toUnsignedLong(request), arg);
                 if (r >= 0) return r;
                 int e = errno(state);
                 if ((e != Errno.EINTR && e != Errno.EAGAIN) || attempt >= retries) throw failure(what, e);
@@ -174,7 +175,7 @@ public final class Syscalls {
     public MemorySegment mmap(long length, int prot, int fd, long offset) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment state = a.allocate(CALL_STATE);
-            MemorySegment p = (MemorySegment) mmap.invokeExact(state, MemorySegment.NULL, length, prot, MAP_SHARED, fd, offset);
+            MemorySegment p = (MemorySegment) mmap.handle().invokeExact(state, MemorySegment.NULL, length, prot, MAP_SHARED, fd, offset);
             if (p.address() == -1L) throw failure("mmap fd " + fd + " offset 0x" + Long.toHexString(offset), errno(state));
             return p.reinterpret(length);
         } catch (SyscallException e) {
@@ -187,7 +188,7 @@ public final class Syscalls {
     public void munmap(MemorySegment mapping) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment state = a.allocate(CALL_STATE);
-            if ((int) munmap.invokeExact(state, mapping, mapping.byteSize()) < 0) throw failure("munmap", errno(state));
+            if ((int) munmap.handle().invokeExact(state, mapping, mapping.byteSize()) < 0) throw failure("munmap", errno(state));
         } catch (SyscallException e) {
             throw e;
         } catch (Throwable t) {
@@ -200,7 +201,7 @@ public final class Syscalls {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment state = a.allocate(CALL_STATE);
             MemorySegment st = stat.allocate(a);
-            if ((int) fstat.invokeExact(state, fd, st) < 0) throw failure("fstat fd " + fd, errno(state));
+            if ((int) fstat.handle().invokeExact(state, fd, st) < 0) throw failure("fstat fd " + fd, errno(state));
             return stat.st_rdev(st);
         } catch (SyscallException e) {
             throw e;
@@ -221,7 +222,7 @@ public final class Syscalls {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment state = a.allocate(CALL_STATE);
             MemorySegment st = stat.allocate(a);
-            if ((int) fileStat.invokeExact(state, fd, st) < 0) throw failure("fstat fd " + fd, errno(state));
+            if ((int) fileStat.handle().invokeExact(state, fd, st) < 0) throw failure("fstat fd " + fd, errno(state));
             return new FileStat(stat.st_dev(st), stat.st_ino(st), stat.st_mode(st), stat.st_uid(st), stat.st_size(st));
         } catch (SyscallException e) {
             throw e;
@@ -239,7 +240,7 @@ public final class Syscalls {
     public int openat(int dirFd, String name, int flags, int mode) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment state = a.allocate(CALL_STATE);
-            int fd = (int) openat.invokeExact(state, dirFd, a.allocateFrom(name), flags, mode);
+            int fd = (int) openat.handle().invokeExact(state, dirFd, a.allocateFrom(name), flags, mode);
             if (fd < 0) throw failure("open " + name, errno(state));
             return fd;
         } catch (SyscallException e) {
@@ -253,7 +254,7 @@ public final class Syscalls {
     public void renameat(int dirFd, String from, String to) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment state = a.allocate(CALL_STATE);
-            if ((int) renameat.invokeExact(state, dirFd, a.allocateFrom(from), dirFd, a.allocateFrom(to)) < 0) {
+            if ((int) renameat.handle().invokeExact(state, dirFd, a.allocateFrom(from), dirFd, a.allocateFrom(to)) < 0) {
                 throw failure("rename " + from + " to " + to, errno(state));
             }
         } catch (SyscallException e) {
@@ -267,7 +268,7 @@ public final class Syscalls {
     public boolean unlinkat(int dirFd, String name) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment state = a.allocate(CALL_STATE);
-            if ((int) unlinkat.invokeExact(state, dirFd, a.allocateFrom(name), 0) == 0) return true;
+            if ((int) unlinkat.handle().invokeExact(state, dirFd, a.allocateFrom(name), 0) == 0) return true;
             if (errno(state) == Errno.ENOENT) return false;
             throw failure("unlink " + name, errno(state));
         } catch (SyscallException e) {
@@ -284,9 +285,9 @@ public final class Syscalls {
     public void openOrCreateSemaphore(String name, int mode, int value) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment state = a.allocate(CALL_STATE);
-            MemorySegment sem = (MemorySegment) semOpen.invokeExact(state, a.allocateFrom(name), O_CREAT, mode, value);
+            MemorySegment sem = (MemorySegment) semOpen.handle().invokeExact(state, a.allocateFrom(name), O_CREAT, mode, value);
             if (sem.address() == 0L) throw failure("sem_open " + name, errno(state)); // SEM_FAILED is NULL in glibc
-            if ((int) semClose.invokeExact(state, sem) < 0) throw failure("sem_close " + name, errno(state));
+            if ((int) semClose.handle().invokeExact(state, sem) < 0) throw failure("sem_close " + name, errno(state));
         } catch (SyscallException e) {
             throw e;
         } catch (Throwable t) {
