@@ -31,13 +31,28 @@ write_options() {
   mv "$options.tmp" "$options"
 }
 
+# java/<plugin>.helper: the helper a plugin's dump always starts (the CUDA agent), which the shim then starts before
+# criu's JVM. Written after the cache, whose option it carries; without one, criu's JVM starts the helper itself.
+write_helpers() {
+  rm -f "$java"/*.helper
+  if "$java_home/bin/java" -cp "$cp" dev.criugpu.api.EarlyHelpers "$dir" >>"$java/aot-training.log" 2>&1; then
+    chmod 0644 "$java"/*.helper 2>/dev/null || true
+  else
+    rm -f "$java"/*.helper
+    echo "make-aot: writing the early helpers failed (see $java/aot-training.log); criu's JVM starts them" >&2
+  fi
+}
+
 write_options
 rm -f "$aot"
 if ! "$java_home/bin/java" -XX:AOTCacheOutput="$aot" "${opts[@]}" -cp "$cp" dev.criugpu.api.Training "$dir" \
     >"$java/aot-training.log" 2>&1; then
   echo "make-aot: training run failed (see $java/aot-training.log); plugins work without the cache" >&2
+  rm -f "$aot"
+  write_helpers
   exit 0
 fi
 chmod 0644 "$aot"
 echo "option=-XX:AOTCache=@JAVA_DIR@/criu-gpu.aot" >>"$cfg"
 write_options "-XX:AOTCache=$aot"
+write_helpers

@@ -20,13 +20,14 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "criu_gpu_shim.h"
 #include "gpu_plan.h"
 
 /* Facts from criu-plugin.h (not included: the shim builds without libcriu-dev); SHIM_* come from the Makefile. */
-enum { STAGE_PRE_DUMP = 1, STAGE_RESTORE = 2, LOG_ERROR = 1, LOG_WARN = 2, LOG_INFO = 3, LOG_DEBUG = 4 };
+enum { STAGE_DUMP = 0, STAGE_PRE_DUMP = 1, STAGE_RESTORE = 2, LOG_ERROR = 1, LOG_WARN = 2, LOG_INFO = 3, LOG_DEBUG = 4 };
 enum { DUMP_EXT_FILE = 2, RESTORE_EXT_FILE = 3, HANDLE_DEVICE_VMA = 7, UPDATE_VMA_MAP = 8, RESUME_DEVICES_LATE = 9 };
 enum { PAUSE_DEVICES = 10, CHECKPOINT_DEVICES = 11, MAX_HOOKS = 15, FALLBACK_HOOK_COUNT = 12 /* criu 4.0 */ };
 #define JAVA_HOME_OPTION "-Dcriu.gpu.java.home="
@@ -369,6 +370,121 @@ static long proc_sys(const char *path, long set)
 	return was;
 }
 
+/*
+ * The plugin's helper (the CUDA agent), started before the JVM: its own JVM and driver library then come up beside
+ * criu's instead of after it, off the first lock's path (issue 23: the dump waited 50-85 ms for the agent on the H100).
+ * java/<plugin>.helper, written by make-aot.sh, holds its argv, one word per line; @SOCKET@ and @CRIU_PID@ stand for
+ * the socket in a new directory only root can enter and criu's pid. Whether the dump uses it is Java's to decide (it
+ * binds the socket, or removes the directory and the helper ends). As the Java launch does, the helper is never criu's
+ * child (criu reaps what it did not fork as a bug), runs in a session of its own, ignores SIGINT and SIGQUIT, and gets
+ * criu's environment without what would add options or classes to its JVM. Every word that is an absolute path must
+ * pass open_trusted. Returns the directory, or NULL: then Java launches the helper itself, or says why it cannot.
+ */
+static char helper_dir[32], helper_text[8192];
+
+/* Empties and removes the helper's directory (the names Java's HelperProcess uses). */
+static void remove_dir(const char *dir)
+{
+	char f[64];
+
+	for (const char *const *n = (const char *const[]){ "helper.sock", "helper.out", "helper.pid", "helper.stat", NULL }; *n; n++)
+		if (snprintf(f, sizeof(f), "%s/%s", dir, *n) < (int)sizeof(f))
+			unlink(f);
+	rmdir(dir);
+}
+
+static const char *launch_helper(void)
+{
+	static const char *const untrusted_env[] = { "JAVA_TOOL_OPTIONS=", "_JAVA_OPTIONS=", "JDK_JAVA_OPTIONS=", "CLASSPATH=" };
+	char path[PATH_MAX + 64], why[PATH_MAX * 2 + 256], socket_path[64], criu_pid[16], out_file[64], stat_file[64],
+		pid_file[64];
+	char *argv[96], *envp[512];
+	int argc = 0, envc = 0, fd, out, in;
+
+	snprintf(path, sizeof(path), "%s/java/%s.helper", g.plugin_dir, SHIM_PLUGIN_NAME);
+	if (access(path, F_OK) || (fd = open_trusted(path, why, sizeof(why))) < 0)
+		return NULL;
+	ssize_t n = read(fd, helper_text, sizeof(helper_text) - 1);
+	close(fd);
+	if (n <= 0 || n == (ssize_t)sizeof(helper_text) - 1)
+		return NULL;
+	helper_text[n] = '\0';
+	snprintf(helper_dir, sizeof(helper_dir), "/tmp/criu-gpu-XXXXXX");
+	if (!mkdtemp(helper_dir))
+		return NULL;
+	snprintf(socket_path, sizeof(socket_path), "%s/helper.sock", helper_dir);
+	snprintf(criu_pid, sizeof(criu_pid), "%d", (int)getpid());
+	for (char *save = NULL, *w = strtok_r(helper_text, "\n", &save); w; w = strtok_r(NULL, "\n", &save)) {
+		char *word = !strcmp(w, "@SOCKET@") ? socket_path : !strcmp(w, "@CRIU_PID@") ? criu_pid : w;
+		if (argc == (int)(sizeof(argv) / sizeof(argv[0])) - 1) {
+			snprintf(why, sizeof(why), "%s has too many words", path);
+			goto refused;
+		}
+		if (word == w && check_option_paths(word, why, sizeof(why)))
+			goto refused;
+		argv[argc++] = word;
+	}
+	argv[argc] = NULL;
+	for (char **e = environ; *e && envc < (int)(sizeof(envp) / sizeof(envp[0])) - 1; e++) {
+		bool keep = true;
+		for (size_t i = 0; i < sizeof(untrusted_env) / sizeof(untrusted_env[0]); i++)
+			keep &= strncmp(*e, untrusted_env[i], strlen(untrusted_env[i])) != 0;
+		if (keep)
+			envp[envc++] = *e;
+	}
+	envp[envc] = NULL;
+	snprintf(out_file, sizeof(out_file), "%s/helper.out", helper_dir);
+	snprintf(stat_file, sizeof(stat_file), "%s/helper.stat", helper_dir);
+	snprintf(pid_file, sizeof(pid_file), "%s/helper.pid", helper_dir);
+	out = open(out_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (argc == 0 || argv[0][0] != '/' || out < 0 || in < 0) {
+		snprintf(why, sizeof(why), "cannot set up %s", helper_dir);
+		close(out), close(in);
+		goto refused;
+	}
+	/* From here to exec only async-signal-safe calls: another plugin's JVM may already run threads in criu. */
+	pid_t child = fork();
+	if (child == 0) {
+		struct sigaction ignore = { .sa_handler = SIG_IGN };
+		char line[1024], stat_path[64];
+		setsid();
+		pid_t helper = fork();
+		if (helper == 0) {
+			sigemptyset(&ignore.sa_mask);
+			sigprocmask(SIG_SETMASK, &ignore.sa_mask, NULL);
+			sigaction(SIGINT, &ignore, NULL);
+			sigaction(SIGQUIT, &ignore, NULL);
+			dup2(in, 0), dup2(out, 1), dup2(out, 2);
+			execve(argv[0], argv, envp);
+			_exit(127);
+		}
+		/* The helper is this process's child until it exits: its pid cannot be reused before the files say it. */
+		snprintf(stat_path, sizeof(stat_path), "/proc/%d/stat", (int)helper);
+		int st = helper > 0 ? open(stat_path, O_RDONLY) : -1;
+		ssize_t k = st >= 0 ? read(st, line, sizeof(line) - 1) : -1;
+		close(st);
+		if (k > 0 && (fd = open(stat_file, O_WRONLY | O_CREAT | O_TRUNC, 0600)) >= 0)
+			(void)!write(fd, line, k), close(fd);
+		if (helper > 0 && (fd = open(pid_file, O_WRONLY | O_CREAT | O_TRUNC, 0600)) >= 0) {
+			k = snprintf(line, sizeof(line), "%d\n", (int)helper);
+			(void)!write(fd, line, k), close(fd);
+		}
+		_exit(helper > 0 ? 0 : 1);
+	}
+	close(out), close(in);
+	int status = 0;
+	while (child > 0 && waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
+	if (child > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return helper_dir;
+	snprintf(why, sizeof(why), "could not start it (fork: %s)", child < 0 ? strerror(errno) : "no helper");
+refused:
+	shim_log(LOG_DEBUG, "no early helper: %s", why);
+	remove_dir(helper_dir);
+	return NULL;
+}
+
 /* The environment variables JNI_CreateJavaVM takes options from: criu's environment is not ours to obey. */
 static const char *const jvm_env[] = { "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS" };
 
@@ -422,26 +538,26 @@ static JNIEnv *create_or_join_jvm(char *why, size_t len)
 }
 
 /*
- * Bootstrap.prepare(name, stage, plugin dir, images dir or null), with plain Java values: the plugin starts its slow
- * work before Java first touches native memory, which alone takes tens of milliseconds (issue 23). The images dir is
- * criu's fd as /proc/self/fd/N. Whatever goes wrong is init's to say.
+ * Bootstrap.prepare(name, stage, plugin dir, images dir or null, early helper's dir or null), with plain Java values:
+ * the plugin starts its slow work before Java first touches native memory, which alone takes tens of milliseconds
+ * (issue 23). The images dir is criu's fd as /proc/self/fd/N. Whatever goes wrong is init's to say.
  */
-static void prepare(JNIEnv *env, jclass cls)
+static void prepare(JNIEnv *env, jclass cls, const char *helper)
 {
 	jmethodID m = (*env)->GetStaticMethodID(env, cls, "prepare",
-						"(Ljava/lang/String;ILjava/lang/String;Ljava/lang/String;)V");
+						"(Ljava/lang/String;ILjava/lang/String;Ljava/lang/String;Ljava/lang/String;)V");
 	int (*image_dir)(void) = (int (*)(void))g.services.criu_get_image_dir;
 	int fd = image_dir ? image_dir() : -1;
 	char images[64];
 	jstring name = m ? (*env)->NewStringUTF(env, SHIM_PLUGIN_NAME) : NULL;
 	jstring dir = name ? (*env)->NewStringUTF(env, g.plugin_dir) : NULL;
-	jstring img = NULL;
+	jstring img = NULL, early = dir && helper ? (*env)->NewStringUTF(env, helper) : NULL;
 
 	snprintf(images, sizeof(images), "/proc/self/fd/%d", fd);
 	if (dir && fd >= 0)
 		img = (*env)->NewStringUTF(env, images);
 	if (dir)
-		(*env)->CallStaticVoidMethod(env, cls, m, name, (jint)g.services.stage, dir, img);
+		(*env)->CallStaticVoidMethod(env, cls, m, name, (jint)g.services.stage, dir, img, early);
 	if ((*env)->ExceptionCheck(env))
 		(*env)->ExceptionClear(env);
 	if (name)
@@ -450,16 +566,18 @@ static void prepare(JNIEnv *env, jclass cls)
 		(*env)->DeleteLocalRef(env, dir);
 	if (img)
 		(*env)->DeleteLocalRef(env, img);
+	if (early)
+		(*env)->DeleteLocalRef(env, early);
 }
 
 /* Bootstrap.start: 0, or the negative errno of the plugin's init (it logged why) or of a broken class path. */
-static int bootstrap(JNIEnv *env, char *why, size_t len)
+static int bootstrap(JNIEnv *env, const char *helper, char *why, size_t len)
 {
 	jclass cls = (*env)->FindClass(env, "dev/criugpu/api/Bootstrap");
 	jmethodID start;
 
 	if (cls)
-		prepare(env, cls);
+		prepare(env, cls, helper);
 	start = cls ? (*env)->GetStaticMethodID(env, cls, "start", "(J)I") : NULL;
 	int rc = start ? (*env)->CallStaticIntMethod(env, cls, start, (jlong)(intptr_t)&g.services) : -ENOENT;
 
@@ -474,7 +592,7 @@ static int bootstrap(JNIEnv *env, char *why, size_t len)
  * (it logged why), or another negative errno. On restore every thread Java will ever run starts meanwhile, the next
  * pid parked at the top of the range, so none takes a pid criu restores; Java checks them last.
  */
-static int start_java(bool park)
+static int start_java(bool park, const char *helper)
 {
 	char why[PATH_MAX * 2 + 256] = "";
 	JNIEnv *env = NULL;
@@ -486,7 +604,7 @@ static int start_java(bool park)
 		long max = park ? proc_sys("/proc/sys/kernel/pid_max", -1) : -1;
 		long parked = max >= 4096 ? proc_sys(NS_LAST_PID, max - 1024) : -1;
 		env = create_or_join_jvm(why, sizeof(why));
-		rc = env ? bootstrap(env, why, sizeof(why)) : -EIO;
+		rc = env ? bootstrap(env, helper, why, sizeof(why)) : -EIO;
 		if (env)
 			own_fs();
 		if (parked >= 0 && proc_sys(NS_LAST_PID, parked) < 0)
@@ -496,6 +614,8 @@ static int start_java(bool park)
 	}
 	if (aot_fd >= 0) /* the JVM mapped it, if it started */
 		close(aot_fd), aot_fd = -1;
+	if (helper && !env) /* nobody will bind its socket: it finds the directory gone and ends */
+		remove_dir(helper);
 	if (rc)
 		shim_log(LOG_ERROR, "%s: %s", env ? "the Java side refused this command" : "cannot start the JVM", why);
 	g.java_ready = rc == 0;
@@ -560,7 +680,7 @@ static int shim_init(int stage)
 	shim_log(LOG_INFO, "enabled%s", forced ? " (forced by CRIU_GPU_PLUGIN_FORCE=1)" : "");
 	/* Java starts now, on restore too: a restore the plugin cannot carry out (missing GPU, bad device map) is
 	 * refused before criu forks anything, with images and pids untouched (DESIGN rule 3). */
-	int rc = start_java(stage == STAGE_RESTORE);
+	int rc = start_java(stage == STAGE_RESTORE, stage == STAGE_DUMP ? launch_helper() : NULL);
 
 	if (rc == -ECANCELED || (rc && listed))
 		return rc; /* the Java side refused, or the image needs us and we cannot run */

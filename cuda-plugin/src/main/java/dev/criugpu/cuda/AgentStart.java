@@ -1,8 +1,10 @@
 package dev.criugpu.cuda;
 
 import dev.criugpu.api.CriuException;
+import dev.criugpu.api.HelperProcess;
 import dev.criugpu.api.sys.TrustedPaths;
 import dev.criugpu.cuda.agent.AgentClient;
+import dev.criugpu.cuda.agent.CudaAgent;
 import dev.criugpu.cuda.config.PluginConfig;
 
 import java.io.IOException;
@@ -22,23 +24,33 @@ record AgentStart(AgentClient client, String backend, Optional<String> aotProble
 
     static AgentStart launch(PluginConfig config, Path pluginDir, int lockTimeoutMs) {
         String backend = config.backend().name().toLowerCase(Locale.ROOT);
-        Path aot = pluginDir == null ? null : pluginDir.resolve("java/criu-gpu.aot");
-        List<String> options = List.of();
-        Optional<String> problem = Optional.empty();
-        if (aot != null && Files.exists(aot, LinkOption.NOFOLLOW_LINKS)) {
+        Options o = Options.of(pluginDir);
+        long settleMs = lockTimeoutMs + 2000L;
+        return new AgentStart(AgentClient.launch(backend, settleMs, o.options, true), backend, o.problem, settleMs, o.options);
+    }
+
+    /** The agent's JVM options beyond its own: the plugin dir's AOT cache, or why it goes without. */
+    private record Options(List<String> options, Optional<String> problem) {
+        static Options of(Path pluginDir) {
+            Path aot = pluginDir == null ? null : pluginDir.resolve("java/criu-gpu.aot");
+            if (aot == null || !Files.exists(aot, LinkOption.NOFOLLOW_LINKS)) return new Options(List.of(), Optional.empty());
             try {
-                options = List.of("-XX:AOTCache=" + TrustedPaths.requireSafeToLoad(aot));
+                return new Options(List.of("-XX:AOTCache=" + TrustedPaths.requireSafeToLoad(aot)), Optional.empty());
             } catch (CriuException e) {
-                problem = Optional.of(e.getMessage());
+                return new Options(List.of(), Optional.of(e.getMessage()));
             }
         }
-        long settleMs = lockTimeoutMs + 2000L;
-        return new AgentStart(AgentClient.launch(backend, settleMs, options), backend, problem, settleMs, options);
+    }
+
+    /** The command the shim starts the agent with, before criu's JVM: {@link CudaPlugin#earlyHelper}. */
+    static List<String> earlyCommand(Path pluginDir) {
+        return HelperProcess.command(Path.of(System.getProperty("java.home")), CudaAgent.class.getName(),
+                AgentClient.jvmOptions(Options.of(pluginDir).options), HelperProcess.SOCKET_WORD, CudaAgent.earlyCommandArgs());
     }
 
     /** Another agent like this one: the dump's first agent died. */
     AgentClient again() {
-        return AgentClient.launch(backend, settleMs, jvmOptions);
+        return AgentClient.launch(backend, settleMs, jvmOptions, false);
     }
 
     /** The dump did not take the agent: it finds no one to serve and ends. */

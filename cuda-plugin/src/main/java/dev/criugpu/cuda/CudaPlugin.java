@@ -82,6 +82,12 @@ public final class CudaPlugin implements CriuPlugin {
         }
     }
 
+    /** The CUDA agent: every guarded dump starts one, so the shim may start it before criu's JVM (issue 23). */
+    @Override
+    public java.util.Optional<List<String>> earlyHelper(Path pluginDir) {
+        return java.util.Optional.of(AgentStart.earlyCommand(pluginDir));
+    }
+
     @Override
     public int init(Stage stage, CriuServices services) {
         try {

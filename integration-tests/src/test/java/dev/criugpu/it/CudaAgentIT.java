@@ -249,7 +249,8 @@ class CudaAgentIT {
 
     /**
      * The agent runs with criu's environment but not with what would change its JVM: JAVA_TOOL_OPTIONS and the like
-     * in criu's environment (the in-criu JVM is created without them) do not reach it.
+     * in criu's environment (the in-criu JVM is created without them) do not reach it. The shim starts it, before
+     * criu's JVM.
      */
     @Test
     void jvmOptionsInCriusEnvironmentDoNotReachTheAgent(CriuContainer criu) {
@@ -258,6 +259,8 @@ class CudaAgentIT {
                 .env("JAVA_TOOL_OPTIONS", "-Dcriu.gpu.it.foo=tool").env("_JAVA_OPTIONS", "-Dcriu.gpu.it.foo=underscore")
                 .env("JDK_JAVA_OPTIONS", "-Dcriu.gpu.it.foo=jdk").env("CLASSPATH", "/nonexistent"));
         dump.awaitLog("criu stalls before checkpoint", REACH);
+        // the shim started it, before criu's JVM, from java/cuda_plugin.helper and criu's environment (issue 23)
+        dump.awaitLog("started by the shim before criu's JVM", REACH);
         String pid = criu.sh("pgrep -n -f 'dev[.]criugpu[.]cuda[.]agent[.]CudaAgent'").orFail().stdout().strip();
         String environ = criu.sh("tr '\\0' '\\n' </proc/" + pid + "/environ").orFail().stdout();
         String cmdline = criu.sh("tr '\\0' ' ' </proc/" + pid + "/cmdline").orFail().stdout();

@@ -76,9 +76,11 @@ public final class Bootstrap {
      * The shim's first call, right after the JVM starts, with plain Java values (no native memory read: the JVM's
      * first use of FFM costs tens of milliseconds): the plugin's {@link CriuPlugin#prepare} starts what init will
      * need, so that it overlaps that cost and the rest of the bootstrap. Nothing it throws reaches the shim; init
-     * does the work again and reports what fails.
+     * does the work again and reports what fails. {@code helperDir}: where the helper the shim started before the JVM
+     * waits for its socket ({@link HelperProcess#adoptPreStarted}), or null.
      */
-    public static void prepare(String pluginName, int stage, String pluginDir, String imagesDir) {
+    public static void prepare(String pluginName, int stage, String pluginDir, String imagesDir, String helperDir) {
+        if (helperDir != null) HelperProcess.preStarted(Path.of(helperDir));
         try {
             Plugins.named(pluginName).ifPresent(plugin -> {
                 PREPARED.put(pluginName, plugin);
@@ -102,6 +104,7 @@ public final class Bootstrap {
         }
         LogSink.bind(services.printOnLevel());
         int rc = HookDispatcher.guarded(services, "bootstrap", () -> start(services, PREPARED.remove(services.pluginName())));
+        HelperProcess.discardUnadopted();
         LogSink.drain();
         return rc;
     }

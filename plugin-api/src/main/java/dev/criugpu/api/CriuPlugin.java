@@ -32,6 +32,16 @@ public interface CriuPlugin {
     }
 
     /**
+     * The command of a helper process that a dump of this plugin always starts ({@link HelperProcess#command}, with
+     * {@link HelperProcess#SOCKET_WORD} for its socket and {@link HelperProcess#CRIU_PID_WORD} for criu's pid), or
+     * empty. make-aot.sh writes it to {@code java/<name>.helper}, and the shim starts it before criu's JVM
+     * ({@link HelperProcess#adoptPreStarted}).
+     */
+    default java.util.Optional<java.util.List<String>> earlyHelper(java.nio.file.Path pluginDir) {
+        return java.util.Optional.empty();
+    }
+
+    /**
      * Called once the JVM serves this plugin in a criu command. Returns 0, or a negative errno to fail the
      * command (a restore that needs hardware this host lacks, say).
      */

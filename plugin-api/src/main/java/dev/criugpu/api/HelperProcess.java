@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A Java program of our class path that runs beside criu and outlives it, connected to criu's JVM by a UNIX socket
@@ -118,7 +119,7 @@ public final class HelperProcess implements AutoCloseable {
         /** Gives the helper up before it connected: it finds no socket and ends. */
         public void discard() {
             try {
-                server.close();
+                if (server != null) server.close();
                 Files.deleteIfExists(socket());
                 Files.deleteIfExists(dir.resolve(PID_FILE));
                 Files.deleteIfExists(dir.resolve(STAT_FILE));
@@ -132,7 +133,10 @@ public final class HelperProcess implements AutoCloseable {
 
     /** A socket in a new directory only this user (root) may enter, for a helper to connect to. */
     public static Pending listen() throws IOException {
-        Path dir = Files.createTempDirectory("criu-gpu-"); // rwx------
+        return listenIn(Files.createTempDirectory("criu-gpu-")); // rwx------
+    }
+
+    private static Pending listenIn(Path dir) throws IOException {
         ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         Pending p = new Pending(server, dir);
         try {
@@ -144,6 +148,16 @@ public final class HelperProcess implements AutoCloseable {
         }
     }
 
+    /** What starts the helper's JVM: the trusted java of {@code javaHome}, then the class path's {@code mainClass}. */
+    public static List<String> command(Path javaHome, String mainClass, List<String> jvmOptions, String socket, List<String> args) {
+        // criu runs as root: what it runs is trust-checked and named by its real path, never looked up in PATH
+        List<String> command = new ArrayList<>(List.of(TrustedPaths.requireSafeToLoad(javaHome.resolve("bin/java")).toString()));
+        command.addAll(jvmOptions);
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), mainClass, "--socket", socket));
+        command.addAll(args);
+        return command;
+    }
+
     /**
      * Starts {@code mainClass} of this JVM's class path with the JDK this JVM runs; it gets {@code --socket PATH}
      * first, then {@code args}.
@@ -151,19 +165,15 @@ public final class HelperProcess implements AutoCloseable {
     public static Pending start(String mainClass, List<String> jvmOptions, List<String> args) throws IOException {
         Pending p = listen();
         try {
-            // criu runs as root: what it runs is trust-checked and named by its real path, never looked up in PATH
             String sh = TrustedPaths.requireSafeToLoad(Path.of(SHELL)).toString();
-            String java = TrustedPaths.requireSafeToLoad(Path.of(System.getProperty("java.home"), "bin", "java")).toString();
             // setsid (util-linux) execs in place when not a group leader, as a background job is not: $! is the helper
             List<String> command = new ArrayList<>(List.of(sh, "-c",
                     "d=\"$1\"; s=\"$2\"; shift 2; if [ -n \"$s\" ]; then \"$s\" \"$@\" </dev/null >\"$d/" + OUTPUT_FILE
                             + "\" 2>&1 & else \"$@\" </dev/null >\"$d/" + OUTPUT_FILE + "\" 2>&1 & fi; "
                             // the helper is this shell's child until the shell exits: its pid cannot be reused yet
                             + "read -r s </proc/$!/stat && echo \"$s\" >\"$d/" + STAT_FILE + "\"; echo $! >\"$d/" + PID_FILE + "\"",
-                    "criu-gpu-helper", p.dir.toString(), setsid().map(Path::toString).orElse(""), java));
-            command.addAll(jvmOptions);
-            command.addAll(List.of("-cp", System.getProperty("java.class.path"), mainClass, "--socket", p.socket().toString()));
-            command.addAll(args);
+                    "criu-gpu-helper", p.dir.toString(), setsid().map(Path::toString).orElse("")));
+            command.addAll(command(Path.of(System.getProperty("java.home")), mainClass, jvmOptions, p.socket().toString(), args));
             ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
             // the JVM of criu refuses these; the helper's, started with criu's environment, must not take them either
@@ -185,6 +195,42 @@ public final class HelperProcess implements AutoCloseable {
         }
     }
 
+    /**
+     * The helper the shim started before the JVM (native/src/criu_gpu_shim.c, launch_helper), from the command
+     * {@link #command} wrote to {@code java/<plugin>.helper} at install time with {@link #SOCKET_WORD} and
+     * {@link #CRIU_PID_WORD} for its socket and criu's pid: its directory, until a plugin adopts it or it is given up.
+     */
+    private static final AtomicReference<Path> PRE_STARTED = new AtomicReference<>();
+    public static final String SOCKET_WORD = "@SOCKET@";
+    public static final String CRIU_PID_WORD = "@CRIU_PID@";
+
+    /** Bootstrap: the shim started the plugin's helper in {@code dir}, which holds its pid and output files. */
+    static void preStarted(Path dir) {
+        Path was = PRE_STARTED.getAndSet(dir);
+        if (was != null) new Pending(null, was).discard();
+    }
+
+    /**
+     * The helper the shim started, with its socket now listening; empty when there is none (or its socket cannot be
+     * bound: it is given up, and the caller starts one itself).
+     */
+    public static Optional<Pending> adoptPreStarted() {
+        Path dir = PRE_STARTED.getAndSet(null);
+        if (dir == null) return Optional.empty();
+        try {
+            return Optional.of(listenIn(dir));
+        } catch (IOException | RuntimeException e) {
+            new Pending(null, dir).discard();
+            return Optional.empty();
+        }
+    }
+
+    /** Bootstrap, after init: a helper the plugin did not adopt finds its directory gone and ends. */
+    static void discardUnadopted() {
+        Path dir = PRE_STARTED.getAndSet(null);
+        if (dir != null) new Pending(null, dir).discard();
+    }
+
     /** util-linux's setsid where it is installed and trusted; without it the helper shares criu's session. */
     private static Optional<Path> setsid() {
         for (Path p : SETSID) {
@@ -198,12 +244,47 @@ public final class HelperProcess implements AutoCloseable {
         return Optional.empty();
     }
 
-    /** The helper's end: connects to the socket criu's JVM listens on. */
+    /** The helper's end: connects to the socket criu's JVM listens on now. */
     public static HelperProcess connectTo(Path socket) throws IOException {
-        SocketChannel c = SocketChannel.open(StandardProtocolFamily.UNIX);
-        c.connect(UnixDomainSocketAddress.of(socket));
-        return new HelperProcess(c);
+        return connectTo(socket, () -> true, 0);
     }
+
+    /**
+     * The helper's end: connects to the socket criu's JVM listens on. A helper the shim started may be up before
+     * criu's JVM binds it: it waits (polling, bounded) while the directory is there and {@code criuAlive} holds; when
+     * it gives up on a criu that is gone, it removes what is left in the directory.
+     */
+    public static HelperProcess connectTo(Path socket, java.util.function.BooleanSupplier criuAlive, long timeoutMs)
+            throws IOException {
+        long deadline = System.nanoTime() + timeoutMs * 1_000_000;
+        while (true) {
+            SocketChannel c = SocketChannel.open(StandardProtocolFamily.UNIX);
+            try {
+                c.connect(UnixDomainSocketAddress.of(socket));
+                return new HelperProcess(c);
+            } catch (IOException e) {
+                c.close();
+                Path dir = socket.getParent();
+                // no socket yet, or bound but not yet listening (refused): criu's JVM is on its way
+                if (!Files.isDirectory(dir)) throw new IOException("cannot connect to " + socket + ": " + e.getMessage());
+                if (!criuAlive.getAsBoolean()) {
+                    new Pending(null, dir).discard();
+                    throw new IOException("criu ended before it listened on " + socket);
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new IOException("no one listened on " + socket + " within " + timeoutMs + " ms: " + e.getMessage());
+                }
+                try {
+                    Thread.sleep(CONNECT_POLL_MS);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted while waiting for " + socket);
+                }
+            }
+        }
+    }
+
+    private static final long CONNECT_POLL_MS = 2;
 
     /** One line to the other end (lines of several threads do not interleave). */
     public void writeLine(String text) throws IOException {

@@ -64,7 +64,7 @@ public final class Training {
                     criu_gpu_services.set(s, "log_get_loglevel", logLevel);
                     if (stage == Stage.RESTORE) criu_gpu_services.set(s, "criu_get_image_dir", imageDir);
                     Bootstrap.prepare(plugin.name(), stage.id, args.length > 0 ? args[0] : ".",
-                            stage == Stage.RESTORE ? "/proc/self/fd/" + imageDirFd : null);
+                            stage == Stage.RESTORE ? "/proc/self/fd/" + imageDirFd : null, null);
                     int rc = Bootstrap.start(s.address());
                     System.out.println("training: " + plugin.name() + " " + stage + " bootstrap returned " + rc);
                 }

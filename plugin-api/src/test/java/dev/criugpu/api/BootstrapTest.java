@@ -125,7 +125,7 @@ class BootstrapTest {
 
     @Test
     void prepareRunsFirstOnTheInstanceThatInitThenServes() {
-        Bootstrap.prepare("recording_plugin", Stage.RESTORE.id, "/nonexistent", null);
+        Bootstrap.prepare("recording_plugin", Stage.RESTORE.id, "/nonexistent", null, null);
         assertEquals(0, Bootstrap.start(services.address()));
         assertEquals(2, RecordingPlugin.CALLS.size(), RecordingPlugin.CALLS.toString());
         String prepared = RecordingPlugin.CALLS.get(0);
@@ -136,7 +136,7 @@ class BootstrapTest {
 
     @Test
     void aPrepareForAPluginNotOnTheClassPathIsIgnored() {
-        Bootstrap.prepare("no_such_plugin", Stage.DUMP.id, "/nonexistent", null);
+        Bootstrap.prepare("no_such_plugin", Stage.DUMP.id, "/nonexistent", null, null);
         assertEquals(List.of(), RecordingPlugin.CALLS);
     }
 

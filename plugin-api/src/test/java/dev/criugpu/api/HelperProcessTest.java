@@ -121,4 +121,52 @@ class HelperProcessTest {
         assertEquals("last words", near.readLine());
         assertNull(near.readLine());
     }
+
+    /** What the shim does before criu's JVM: a private directory, the helper started with a socket path in it. */
+    private static Path shimDirectory() throws IOException {
+        return Files.createTempDirectory("criu-gpu-");
+    }
+
+    @Test
+    void aHelperStartedBeforeTheJvmWaitsForTheSocketAndIsAdoptedThere() throws Exception {
+        Path dir = shimDirectory();
+        Path socket = dir.resolve("helper.sock");
+        java.util.concurrent.CompletableFuture<HelperProcess> early = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                return HelperProcess.connectTo(socket, () -> true, 30_000);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+        HelperProcess.preStarted(dir);
+        HelperProcess.Pending adopted = HelperProcess.adoptPreStarted().orElseThrow();
+        assertEquals(socket, adopted.socket());
+        assertTrue(HelperProcess.adoptPreStarted().isEmpty(), "adopted twice");
+        try (HelperProcess criu = adopted.connect(30_000, "the early helper"); HelperProcess helper = early.get()) {
+            assertFalse(Files.exists(dir), "the directory is left once the helper connected");
+            criu.writeLine("args --x 1");
+            assertEquals("args --x 1", helper.readLine());
+        }
+    }
+
+    @Test
+    void aHelperStartedBeforeTheJvmThatNobodyAdoptsFindsItsDirectoryGone() throws Exception {
+        Path dir = shimDirectory();
+        Files.writeString(dir.resolve("helper.pid"), "1\n");
+        HelperProcess.preStarted(dir);
+        HelperProcess.discardUnadopted();
+        assertFalse(Files.exists(dir));
+        assertTrue(HelperProcess.adoptPreStarted().isEmpty());
+        IOException e = assertThrows(IOException.class, () -> HelperProcess.connectTo(dir.resolve("helper.sock"), () -> true, 30_000));
+        assertTrue(e.getMessage().contains("helper.sock"), e.getMessage());
+    }
+
+    @Test
+    void aHelperStartedBeforeTheJvmGivesUpOnACriuThatIsGoneAndCleansUp() throws Exception {
+        Path dir = shimDirectory();
+        Files.writeString(dir.resolve("helper.out"), "");
+        IOException e = assertThrows(IOException.class, () -> HelperProcess.connectTo(dir.resolve("helper.sock"), () -> false, 30_000));
+        assertTrue(e.getMessage().startsWith("criu ended before it listened on "), e.getMessage());
+        assertFalse(Files.exists(dir), "what criu's death left");
+    }
 }

@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -38,7 +39,7 @@ public final class AgentClient implements CudaBackend, AgentLink {
 
     private static final Logger logger = LoggerFactory.getLogger(AgentClient.class);
 
-    private final CompletableFuture<HelperProcess.Pending> starting;
+    private final CompletableFuture<Started> starting;
     private final CompletableFuture<String> ready = new CompletableFuture<>();
     private final Map<Long, CompletableFuture<String>> waiting = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
@@ -54,35 +55,57 @@ public final class AgentClient implements CudaBackend, AgentLink {
     /** When the launch began (System.nanoTime): the agent's readiness is on the first lock's path (issue 23). */
     private final long launchedNs = System.nanoTime();
 
-    private AgentClient(CompletableFuture<HelperProcess.Pending> starting) {
+    private AgentClient(CompletableFuture<Started> starting) {
         this.starting = starting;
+    }
+
+    /** The agent connected, its arguments sent; {@code early}: the shim had started it before criu's JVM. */
+    private record Started(HelperProcess process, boolean early, long connectedNs) {
     }
 
     /**
      * Starts the agent for this criu, on a thread of its own (starting a process costs tens of milliseconds the dump
-     * need not wait for); the first call waits for the agent to be up. The agent opens its backend while criu's JVM
-     * finishes its own start, then waits for {@link #logTo}'s file before it says whether it is ready.
+     * need not wait for), or adopts the one the shim started before criu's JVM; that thread waits for it to connect and
+     * sends its arguments, and the agent opens its backend while criu's JVM finishes its own start. The first call
+     * waits for it to be ready.
      *
      * @param backend which backend the agent opens: {@code auto}, {@code driver} or {@code cli} (CRIU_CUDA_BACKEND);
      *                cuda-checkpoint is looked up in criu's PATH, which the agent inherits
      * @param settleMs how long a returned task must stay put before the agent is done with it
      * @param jvmOptions extra JVM options (the plugin dir's AOT cache)
+     * @param adopt whether to take the agent the shim started ({@link HelperProcess#adoptPreStarted}), if any
      */
-    public static AgentClient launch(String backend, long settleMs, List<String> jvmOptions) {
-        CompletableFuture<HelperProcess.Pending> starting = CompletableFuture.supplyAsync(() -> {
+    public static AgentClient launch(String backend, long settleMs, List<String> jvmOptions, boolean adopt) {
+        CompletableFuture<Started> starting = CompletableFuture.supplyAsync(() -> {
             try {
                 long self = ProcessHandle.current().pid();
                 long start = ProcStat.of(self).map(ProcStat::startTime)
                         .orElseThrow(() -> new IOException("cannot read /proc/" + self + "/stat"));
-                CudaAgent.Args args = new CudaAgent.Args(null, self, start, backend, null, settleMs, 600_000);
-                List<String> options = new ArrayList<>(JVM_OPTIONS);
-                options.addAll(jvmOptions);
-                return HelperProcess.start(CudaAgent.class.getName(), options, args.toArgv());
+                Optional<HelperProcess.Pending> early = adopt ? HelperProcess.adoptPreStarted() : Optional.empty();
+                HelperProcess.Pending pending = early.isPresent() ? early.get()
+                        : HelperProcess.start(CudaAgent.class.getName(), jvmOptions(jvmOptions), CudaAgent.commandArgs(self));
+                HelperProcess agent = pending.connect(CONNECT_MS, "the CUDA agent");
+                long connected = System.nanoTime();
+                try {
+                    agent.writeLine(AgentProtocol.ARGS + " " + String.join(" ",
+                            new CudaAgent.Args(null, self, start, backend, null, settleMs, 600_000).toArgv()));
+                } catch (IOException e) {
+                    agent.close();
+                    throw e;
+                }
+                return new Started(agent, early.isPresent(), connected);
             } catch (IOException e) {
                 throw new java.io.UncheckedIOException(e);
             }
         }, Threads.daemonEach("cuda-agent-start"));
         return new AgentClient(starting);
+    }
+
+    /** The agent's JVM options: its own, then {@code extra}. */
+    public static List<String> jvmOptions(List<String> extra) {
+        List<String> options = new ArrayList<>(JVM_OPTIONS);
+        options.addAll(extra);
+        return options;
     }
 
     /**
@@ -97,14 +120,14 @@ public final class AgentClient implements CudaBackend, AgentLink {
         return this;
     }
 
-    /** Connects on first use; the agent's first line says whether it could open the backend. */
+    /** Takes the connected agent on first use and names its log; its first line says whether it opened the backend. */
     private synchronized HelperProcess agent() throws CudaCallException {
         if (agent != null && failure == null) return agent;
         if (failure != null) throw new CudaCallException(CudaCallException.AGENT_FAILED, failure);
         try {
             if (log == null) throw new IllegalStateException("the CUDA agent's log file was not named");
-            agent = Interrupts.await(starting, "the CUDA agent to start").connect(CONNECT_MS, "the CUDA agent");
-            long connectedMs = sinceLaunchMs();
+            Started started = Interrupts.await(starting, "the CUDA agent to start");
+            agent = started.process();
             agent.writeLine(AgentProtocol.LOG + " " + log);
             Threads.startDaemon("cuda-agent-replies", this::readReplies);
             String[] f = Interrupts.await(ready, "the CUDA agent to open its backend", CONNECT_MS).split(" ");
@@ -114,8 +137,9 @@ public final class AgentClient implements CudaBackend, AgentLink {
             remap = f[3].equals("1");
             // the agent's pid in criu's log: what a user (or a test) needs to find the process that answers for the tasks
             description = AgentProtocol.rest(f, 5) + " in the CUDA agent (pid " + Long.parseLong(f[4]) + ")";
-            logger.debug("the CUDA agent (pid {}) connected {} ms and was ready {} ms after its launch began", f[4],
-                    connectedMs, sinceLaunchMs());
+            logger.debug("the CUDA agent (pid {}, {}) had connected {} ms and was ready {} ms after criu's JVM {} it", f[4],
+                    started.early() ? "started by the shim before criu's JVM" : "started by criu's JVM",
+                    (started.connectedNs() - launchedNs) / 1_000_000, sinceLaunchMs(), started.early() ? "adopted" : "launched");
             return agent;
         } catch (IOException | ExecutionException | java.util.concurrent.TimeoutException e) {
             Throwable why = e instanceof ExecutionException x && x.getCause() != null ? x.getCause() : e;
@@ -291,7 +315,7 @@ public final class AgentClient implements CudaBackend, AgentLink {
         synchronized (this) {
             if (agent == null) {
                 failure = "the dump is over";
-                starting.thenAccept(HelperProcess.Pending::discard);
+                starting.thenAccept(started -> started.process().close()); // it reads the end and ends
                 return;
             }
             a = agent;

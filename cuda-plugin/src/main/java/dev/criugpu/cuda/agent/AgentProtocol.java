@@ -15,7 +15,9 @@ import java.util.stream.Collectors;
  *                unusable REASON...                          no backend could be opened
  *                ok ID [VALUE]                               call ID returned (VALUE: a tid, "none", a state word)
  *                err ID CODE MESSAGE...                      call ID failed with CUresult CODE
- * criu → agent   log PATH                                    first line: the agent's log file (it creates it)
+ * criu → agent   args --criu-start T --backend B ...         first line, once it connected: the arguments its
+ *                                                            command line lacks (the shim may start it first)
+ *                log PATH                                    next: the agent's log file (it creates it)
  *                call ID OP PID [ARG]                        OP: restore-tid state lock(ARG ms) checkpoint
  *                                                            restore(ARG old=new,... or -) unlock prepare-restore
  *                task PID START STATE | returned PID | done  the watch (see AgentWatch)
@@ -26,6 +28,7 @@ import java.util.stream.Collectors;
 final class AgentProtocol {
     static final String NO_PAIRS = "-";
     static final String LOG = "log";
+    static final String ARGS = "args";
 
     private AgentProtocol() {
     }

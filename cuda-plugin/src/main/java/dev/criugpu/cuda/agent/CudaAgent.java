@@ -2,6 +2,7 @@ package dev.criugpu.cuda.agent;
 
 import dev.criugpu.api.HelperProcess;
 import dev.criugpu.api.Threads;
+import dev.criugpu.api.sys.ProcStat;
 import dev.criugpu.cuda.backend.BackendSelection;
 import dev.criugpu.cuda.backend.CliBackend;
 import dev.criugpu.cuda.backend.CudaBackend;
@@ -37,16 +38,20 @@ public final class CudaAgent {
     static final long DRAIN_MS = 2000;
     /** How long a restore thread criu left with our signals blocked may take to stop for its mask (it is between calls). */
     static final long MASK_STOP_MS = 10_000;
+    /** How long an agent the shim started waits for criu's JVM to listen (criu's JVM takes well under a second). */
+    static final long CONNECT_WAIT_MS = 20_000;
 
     /** What the agent is told on its command line. */
     public record Args(Path socket, long criuPid, long criuStart, String backend, Path cudaCheckpoint,
                        long settleMs, long giveUpMs) {
-        /** The arguments after {@code --socket PATH} (which {@link HelperProcess} adds). */
+        /** What criu's JVM sends in its {@link AgentProtocol#ARGS} line: all but the socket and criu's pid. */
         public List<String> toArgv() {
-            List<String> a = new ArrayList<>(List.of("--criu-pid", Long.toString(criuPid), "--criu-start",
-                    Long.toString(criuStart), "--backend", backend, "--settle-ms",
-                    Long.toString(settleMs), "--give-up-ms", Long.toString(giveUpMs)));
+            List<String> a = new ArrayList<>(List.of("--criu-start", Long.toString(criuStart), "--backend", backend,
+                    "--settle-ms", Long.toString(settleMs), "--give-up-ms", Long.toString(giveUpMs)));
             if (cudaCheckpoint != null) a.addAll(List.of("--cuda-checkpoint", cudaCheckpoint.toString()));
+            if (a.stream().anyMatch(w -> w.isEmpty() || w.chars().anyMatch(Character::isWhitespace))) {
+                throw new IllegalArgumentException("the CUDA agent's arguments cannot hold blanks: " + a);
+            }
             return a;
         }
 
@@ -54,14 +59,24 @@ public final class CudaAgent {
             Map<String, String> m = new LinkedHashMap<>();
             for (int i = 0; i + 1 < argv.length; i += 2) m.put(argv[i], argv[i + 1]);
             if (argv.length % 2 != 0 || !m.keySet().containsAll(List.of("--socket", "--criu-pid", "--criu-start", "--backend"))) {
-                throw new IllegalArgumentException("usage: --socket PATH --criu-pid P --criu-start T --backend driver|cli "
-                        + "[--settle-ms N] [--give-up-ms N] [--cuda-checkpoint PATH]");
+                throw new IllegalArgumentException("usage: --socket PATH --criu-pid P, then criu's line: args --criu-start T "
+                        + "--backend driver|cli [--settle-ms N] [--give-up-ms N] [--cuda-checkpoint PATH]");
             }
             return new Args(Path.of(m.get("--socket")), Long.parseLong(m.get("--criu-pid")), Long.parseLong(m.get("--criu-start")),
                     m.get("--backend"), m.containsKey("--cuda-checkpoint") ? Path.of(m.get("--cuda-checkpoint")) : null,
                     Long.parseLong(m.getOrDefault("--settle-ms", "12000")),
                     Long.parseLong(m.getOrDefault("--give-up-ms", "600000")));
         }
+    }
+
+    /** The agent's command line after {@code --socket PATH} (which {@link HelperProcess} adds): criu's pid. */
+    public static List<String> commandArgs(long criuPid) {
+        return List.of("--criu-pid", Long.toString(criuPid));
+    }
+
+    /** The same with the word the shim replaces by criu's pid: the command the shim starts the agent with. */
+    public static List<String> earlyCommandArgs() {
+        return List.of("--criu-pid", HelperProcess.CRIU_PID_WORD);
     }
 
     private final HelperProcess criu;
@@ -76,15 +91,29 @@ public final class CudaAgent {
     }
 
     /**
-     * Connects, opens the backend (while criu's JVM is still starting: the slow part of both), then takes its log file
-     * from criu's first line and says whether it is ready.
+     * Connects (an agent the shim started may wait for criu's JVM to listen), takes the rest of its arguments from
+     * criu's first line, opens the backend (while criu's JVM is still starting: the slow part of both), then takes its
+     * log file from criu's next line and says whether it is ready.
      */
     public static void main(String[] argv) {
         Args a;
         HelperProcess criu;
         try {
-            a = Args.parse(argv);
-            criu = HelperProcess.connectTo(a.socket());
+            Map<String, String> early = new LinkedHashMap<>();
+            for (int i = 0; i + 1 < argv.length; i += 2) early.put(argv[i], argv[i + 1]);
+            if (!early.containsKey("--socket") || !early.containsKey("--criu-pid")) throw new IllegalArgumentException(
+                    "usage: --socket PATH --criu-pid P");
+            long criuPid = Long.parseLong(early.get("--criu-pid"));
+            // started by the shim, it may be up before criu's JVM listens
+            criu = HelperProcess.connectTo(Path.of(early.get("--socket")),
+                    () -> ProcStat.of(criuPid).map(ProcStat::alive).orElse(false), CONNECT_WAIT_MS);
+            String first = criu.readLine();
+            if (first == null || !first.startsWith(AgentProtocol.ARGS + " ")) {
+                throw new IOException("criu's first line is not the agent's arguments: " + first);
+            }
+            List<String> all = new ArrayList<>(List.of(argv));
+            all.addAll(List.of(first.substring(AgentProtocol.ARGS.length() + 1).split(" ")));
+            a = Args.parse(all.toArray(String[]::new));
         } catch (IOException | RuntimeException e) {
             System.err.println("cuda agent: " + e.getMessage());
             System.exit(2);

@@ -51,7 +51,7 @@ class AgentLogLineTest {
 
     @Test
     void aLogPathWithALineBreakCannotBeSentAndSaysSo() {
-        AgentClient client = AgentClient.launch("cli", 0, java.util.List.of());
+        AgentClient client = AgentClient.launch("cli", 0, java.util.List.of(), false);
         try {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> client.logTo(Path.of("/img/a\nb")));
             assertEquals("/img/a\nb: a line break in the agent's log path cannot be sent to it", e.getMessage());

@@ -27,6 +27,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -226,8 +227,11 @@ class AgentWatchTest {
         CudaAgent.Args a = new CudaAgent.Args(Path.of("/tmp/x/helper.sock"), 12, 34, "cli", Path.of("/usr/bin/cuda-checkpoint"),
                 5, 6);
         List<String> argv = new ArrayList<>(List.of("--socket", a.socket().toString()));
+        argv.addAll(CudaAgent.commandArgs(12));
         argv.addAll(a.toArgv());
         assertEquals(a, CudaAgent.Args.parse(argv.toArray(String[]::new)));
+        CudaAgent.Args blank = new CudaAgent.Args(null, 12, 34, "cli", Path.of("/opt/my tools/cuda-checkpoint"), 5, 6);
+        assertThrows(IllegalArgumentException.class, blank::toArgv);
     }
 
     /** The driver as the watchdog meets it after criu's death: calls criu started may still land. */

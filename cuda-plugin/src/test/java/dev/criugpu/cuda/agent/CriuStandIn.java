@@ -14,7 +14,7 @@ public final class CriuStandIn {
     public static void main(String[] args) throws Exception {
         int pid = Integer.parseInt(args[2]);
         // cuda-checkpoint comes from PATH, as in criu; the test puts the stand-in's folder there
-        AgentClient agent = AgentClient.launch("cli", 0, List.of()).logTo(Path.of(args[1]));
+        AgentClient agent = AgentClient.launch("cli", 0, List.of(), false).logTo(Path.of(args[1]));
         if (agent.restoreThread(pid).isEmpty()) throw new IllegalStateException("no CUDA in " + pid);
         agent.watch(new WatchedTask(pid, Long.parseLong(args[3]), CudaState.RUNNING));
         agent.lock(pid, 1000);
