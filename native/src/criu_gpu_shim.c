@@ -402,8 +402,12 @@ static const char *launch_helper(void)
 	int argc = 0, envc = 0, fd, out, in;
 
 	snprintf(path, sizeof(path), "%s/java/%s.helper", g.plugin_dir, SHIM_PLUGIN_NAME);
-	if (access(path, F_OK) || (fd = open_trusted(path, why, sizeof(why))) < 0)
+	if (access(path, F_OK))
 		return NULL;
+	if ((fd = open_trusted(path, why, sizeof(why))) < 0) {
+		shim_log(LOG_WARN, "no early helper: %s", why);
+		return NULL;
+	}
 	ssize_t n = read(fd, helper_text, sizeof(helper_text) - 1);
 	close(fd);
 	if (n <= 0 || n == (ssize_t)sizeof(helper_text) - 1)
@@ -480,7 +484,7 @@ static const char *launch_helper(void)
 		return helper_dir;
 	snprintf(why, sizeof(why), "could not start it (fork: %s)", child < 0 ? strerror(errno) : "no helper");
 refused:
-	shim_log(LOG_DEBUG, "no early helper: %s", why);
+	shim_log(LOG_WARN, "no early helper: %s", why);
 	remove_dir(helper_dir);
 	return NULL;
 }

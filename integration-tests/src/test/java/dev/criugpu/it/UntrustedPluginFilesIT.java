@@ -69,6 +69,34 @@ class UntrustedPluginFilesIT {
         again.awaitGone();
     }
 
+    /**
+     * Issue 23: the CUDA agent's command (java/cuda_plugin.helper), which the shim runs before criu's JVM, follows the
+     * same rule. Group-writable, the shim does not run it and says why in one line; the JVM starts, and the dump goes
+     * on with an agent criu's JVM starts itself.
+     */
+    @Test
+    void aGroupWritableHelperCommandIsNotRunByTheShim() {
+        CriuContainer criu = shared.get();
+        PluginDirCopy lib = PluginDirCopy.make(criu, COPY);
+        String helper = "java/cuda_plugin.helper";
+        assertTrue(criu.fileExists(lib.path(helper)), "make-aot.sh wrote no " + helper);
+        lib.chmod("g+w", helper);
+        CounterWorkload counter = CounterWorkload.startSingle(criu, "/tmp/untrusted-helper");
+        CriuRun dump = forcedDump(counter.rootPid(), "/tmp/untrusted-helper.img", lib).runIn(criu).orFail();
+        assertEquals(1, dump.logLinesContaining("cuda_plugin: no early helper: refusing " + lib.path(helper) + ": "
+                + lib.path(helper) + " is writable by its group").size(), String.join("\n", dump.logLinesContaining("cuda_plugin")));
+        HookTrace.assertTraced(dump, HookTrace.CUDA, "PAUSE_DEVICES", HookTrace.pid(counter.rootPid()));
+        assertEquals(1, dump.logLinesContaining("cuda_plugin: disabled: the CUDA agent is not usable").size(),
+                "criu's JVM did not start the agent itself:\n" + String.join("\n", dump.logLinesContaining("cuda_plugin")));
+        counter.awaitGone();
+
+        lib.chmod("g-w", helper);
+        CounterWorkload again = CounterWorkload.startSingle(criu, "/tmp/untrusted-helper-fixed");
+        CriuRun fixed = forcedDump(again.rootPid(), "/tmp/untrusted-helper-fixed.img", lib).runIn(criu).orFail();
+        assertEquals(List.of(), fixed.logLinesContaining("no early helper"));
+        again.awaitGone();
+    }
+
     /** One refusal line per plugin, beginning with {@code refusal}; no JVM loaded; the CPU-only dump worked. */
     private static void assertRefusedWithoutJvm(CriuContainer criu, CriuRun dump, CounterWorkload counter,
                                                 String images, String refusal) {
