@@ -402,7 +402,8 @@ static const char *launch_helper(void)
 	int argc = 0, envc = 0, fd, out, in;
 
 	snprintf(path, sizeof(path), "%s/java/%s.helper", g.plugin_dir, SHIM_PLUGIN_NAME);
-	if (access(path, F_OK))
+	/* the command names the install's JDK: with another one asked for, criu's JVM starts the helper with that one */
+	if (access(path, F_OK) || secure_getenv("CRIU_GPU_JAVA_HOME"))
 		return NULL;
 	if ((fd = open_trusted(path, why, sizeof(why))) < 0) {
 		shim_log(LOG_WARN, "no early helper: %s", why);
