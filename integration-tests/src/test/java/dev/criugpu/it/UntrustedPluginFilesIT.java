@@ -60,6 +60,7 @@ class UntrustedPluginFilesIT {
         assertEquals(List.of(), dump.logLinesContaining("entered Java"));
         counter.awaitGone();
         assertTrue(criu.fileExists(name + ".img/pages-1.img"), "the CPU-only dump wrote no pages");
+        assertNoAgentLeft(criu);
 
         lib.chmod("g-w", file);
         CounterWorkload again = CounterWorkload.startSingle(criu, name + "-fixed");
@@ -95,6 +96,17 @@ class UntrustedPluginFilesIT {
         CriuRun fixed = forcedDump(again.rootPid(), "/tmp/untrusted-helper-fixed.img", lib).runIn(criu).orFail();
         assertEquals(List.of(), fixed.logLinesContaining("no early helper"));
         again.awaitGone();
+    }
+
+    /**
+     * An agent the shim started (the cfg case: its command passed, criu's JVM did not start) finds its directory gone
+     * and ends; one whose command names the refused file was never started.
+     */
+    private static void assertNoAgentLeft(CriuContainer criu) {
+        Eventually.await("no CUDA agent and no helper directory left", java.time.Duration.ofSeconds(20),
+                () -> criu.sh("pgrep -f 'dev[.]criugpu[.]cuda[.]agent[.]CudaAgent' || ls -d /tmp/criu-gpu-* 2>/dev/null")
+                        .stdout().isBlank(),
+                () -> criu.sh("ps -ef; ls -la /tmp").stdout());
     }
 
     /** One refusal line per plugin, beginning with {@code refusal}; no JVM loaded; the CPU-only dump worked. */
