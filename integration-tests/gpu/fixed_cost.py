@@ -1,6 +1,8 @@
 """Our plugin's fixed cost per command, from bench-phases.sh's criu logs (-v4 timestamps), medians per case:
 dump: "cuda_plugin: enabled" to the first lock ("CUDA locked in", or "CUDA job locked:" for a tree); restore: "enabled" to the end of the plugin's init
-("JVM threads after init"). usage: python3 fixed_cost.py LOGDIR"""
+("JVM threads after init"). A second table splits the dump's span into its steps, each ending at the first line that
+marks it: criu's JVM up to init's first line, on to the first PAUSE_DEVICES, the wait there for the CUDA agent (its
+"ready" line), the tasks found and watched, the lock. usage: python3 fixed_cost.py LOGDIR"""
 import pathlib
 import re
 import statistics
@@ -23,8 +25,38 @@ def span(log, start, ends):
     return None if t0 is None or t1 is None else (t1 - t0) * 1000
 
 
+# The dump's first-lock path: (step, the line that ends it)
+DUMP_STEPS = [
+    ("criu's JVM to init", "cuda_plugin: starting the CUDA agent"),
+    ("to PAUSE_DEVICES", "hook PAUSE_DEVICES("),
+    ("agent wait", "cuda_plugin: using "),
+    ("find + watch", "found and watched in"),
+    ("lock", ("CUDA locked in", "CUDA job locked:")),
+]
+
+
+def steps(log):
+    """Milliseconds of each DUMP_STEPS step after "enabled", or None where a line is missing (another path ran)."""
+    marks = []
+    lines = log.read_text(errors="replace").splitlines()
+    start = next((float(STAMP.match(l).group(1)) for l in lines if STAMP.match(l) and "cuda_plugin: enabled" in l), None)
+    if start is None:
+        return None
+    prev = start
+    for _, end in DUMP_STEPS:
+        ends = end if isinstance(end, tuple) else (end,)
+        t = next((float(STAMP.match(l).group(1)) for l in lines
+                  if STAMP.match(l) and float(STAMP.match(l).group(1)) >= prev and any(e in l for e in ends)), None)
+        if t is None:
+            return None
+        marks.append((t - prev) * 1000)
+        prev = t
+    return marks
+
+
 def main(logdir):
     cases = {}
+    split = {}
     for log in sorted(pathlib.Path(logdir).glob("ph-ours-*.*.log")):
         m = re.fullmatch(r"ph-ours-(\d+)-(\d+)-[1-9]\d*", log.name.split(".")[0])
         if m is None:
@@ -35,12 +67,22 @@ def main(logdir):
                   ("CUDA locked in", "CUDA job locked:") if kind == "dump" else ("JVM threads after init",))
         if ms is not None:
             cases.setdefault((int(mib), int(children)), {}).setdefault(kind, []).append(ms)
+        marks = steps(log) if kind == "dump" else None
+        if marks is not None:
+            split.setdefault((int(mib), int(children)), []).append(marks)
     print("| case | rounds | enabled -> first lock (dump) | enabled -> end of init (restore) |")
     print("|---|---|---|---|")
     for (mib, children), kinds in sorted(cases.items()):
         name = f"{children + 1} x {mib} MiB" if children else f"1 process, {mib} MiB"
         cell = lambda k: f"{statistics.median(kinds[k]):.0f} ms (min {min(kinds[k]):.0f}, max {max(kinds[k]):.0f})" if k in kinds else "NA"
         print(f"| {name} | {len(kinds.get('dump', []))} | {cell('dump')} | {cell('restore')} |")
+    print()
+    print("| case | rounds | " + " | ".join(step for step, _ in DUMP_STEPS) + " |")
+    print("|---|---|" + "---|" * len(DUMP_STEPS))
+    for (mib, children), rows in sorted(split.items()):
+        name = f"{children + 1} x {mib} MiB" if children else f"1 process, {mib} MiB"
+        cols = [f"{statistics.median(r[i] for r in rows):.0f} ms" for i in range(len(DUMP_STEPS))]
+        print(f"| {name} | {len(rows)} | " + " | ".join(cols) + " |")
 
 
 if __name__ == "__main__":
