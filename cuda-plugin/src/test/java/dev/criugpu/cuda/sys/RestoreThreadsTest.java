@@ -147,7 +147,9 @@ public class RestoreThreadsTest {
                 RestoreThreads.PTRACE.giveBackMask(pid, pid, SIGUSR1_BIT, System.nanoTime() + 10_000_000_000L));
         assertEquals(SIGUSR1_BIT, sigBlk(pid));
         assertTrue(Files.readString(Path.of("/proc/" + pid + "/status")).contains("TracerPid:\t0\n"), "detached");
-        assertEquals('S', ProcStat.of(pid).orElseThrow().state());
+        // running again, not stopped: right after the detach it may still be on its way back into its sleep ('R')
+        char state = ProcStat.of(pid).orElseThrow().state();
+        assertTrue(state == 'S' || state == 'R', "state " + state + " after the detach");
         });
     }
 
