@@ -23,8 +23,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.function.Supplier;
 
 /**
  * The process that makes a dump's CUDA driver calls and answers for its tasks (DESIGN rules 4 and 12). It runs
@@ -92,12 +94,16 @@ public final class CudaAgent {
 
     /**
      * Connects (an agent the shim started may wait for criu's JVM to listen), takes the rest of its arguments from
-     * criu's first line, opens the backend (while criu's JVM is still starting: the slow part of both), then takes its
-     * log file from criu's next line and says whether it is ready.
+     * criu's first line, takes the backend it names (libcuda was opened meanwhile: the slow part of both), then takes
+     * its log file from criu's next line and says whether it is ready.
      */
     public static void main(String[] argv) {
         Args a;
         HelperProcess criu;
+        // libcuda opens while the agent waits for criu's JVM (issue 23: opening it after criu's first line put
+        // 50-200 ms on the first lock's path on the H100); the line decides only whether the driver is used
+        CompletableFuture<DriverBackend.Probe> driver = CompletableFuture.supplyAsync(CudaAgent::probeDriver,
+                Threads.daemonEach("cuda-agent-probe"));
         try {
             Map<String, String> early = new LinkedHashMap<>();
             for (int i = 0; i + 1 < argv.length; i += 2) early.put(argv[i], argv[i + 1]);
@@ -122,8 +128,7 @@ public final class CudaAgent {
         CudaBackend backend = null;
         String unusable = null;
         try {
-            backend = open(a);
-            warmUp(backend);
+            backend = open(a, driver::join);
         } catch (CudaCallException | RuntimeException e) {
             unusable = e.getMessage();
         }
@@ -165,30 +170,41 @@ public final class CudaAgent {
     }
 
     /**
-     * A dump's first driver calls would pay for linking their downcalls (tens of milliseconds on the first lock's path):
-     * the two queries every task gets are made here, on the agent's own pid, which has no CUDA state (the answers mean
-     * nothing), while criu's JVM is still starting.
+     * libcuda looked at, and, where usable, the two queries every task gets made once on the agent's own pid, which
+     * has no CUDA state (the answers mean nothing): a dump's first driver calls would otherwise pay for linking their
+     * downcalls (tens of milliseconds on the first lock's path).
      */
-    static void warmUp(CudaBackend backend) {
-        if (!(backend instanceof DriverBackend)) return; // the CLI's calls are processes: nothing to link
-        int self = (int) ProcessHandle.current().pid();
+    static DriverBackend.Probe probeDriver() {
+        DriverBackend.Probe probe;
         try {
-            backend.restoreThread(self);
-            backend.state(self);
-        } catch (CudaCallException e) {
-            // expected: no CUDA state here
+            probe = DriverBackend.probe();
+        } catch (RuntimeException e) {
+            return new DriverBackend.Probe(null, 0, "cannot load the CUDA driver library: " + e);
         }
+        if (probe.usable()) {
+            int self = (int) ProcessHandle.current().pid();
+            try {
+                probe.backend().restoreThread(self);
+                probe.backend().state(self);
+            } catch (CudaCallException e) {
+                // expected: no CUDA state here
+            }
+        }
+        return probe;
     }
 
-    /** The backend as criu's own init would choose it (CRIU_CUDA_BACKEND; cuda-checkpoint from PATH). */
-    static CudaBackend open(Args a) throws CudaCallException {
+    /**
+     * The backend as criu's own init would choose it (CRIU_CUDA_BACKEND; cuda-checkpoint from PATH); {@code driver}
+     * is the look at libcuda, asked only where the driver may be used.
+     */
+    static CudaBackend open(Args a, Supplier<DriverBackend.Probe> driver) throws CudaCallException {
         if (a.cudaCheckpoint() != null) return CliBackend.open(a.cudaCheckpoint());
         PluginConfig.BackendChoice choice = switch (a.backend()) {
             case "driver" -> PluginConfig.BackendChoice.DRIVER;
             case "cli" -> PluginConfig.BackendChoice.CLI;
             default -> PluginConfig.BackendChoice.AUTO;
         };
-        BackendSelection s = BackendSelection.choose(choice, DriverBackend::probe, System.getenv("PATH"));
+        BackendSelection s = BackendSelection.choose(choice, driver, System.getenv("PATH"));
         return s.chosen().orElseThrow(() -> new IllegalStateException(s.reason()));
     }
 

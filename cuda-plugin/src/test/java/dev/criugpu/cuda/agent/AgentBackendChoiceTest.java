@@ -1,0 +1,74 @@
+package dev.criugpu.cuda.agent;
+
+import dev.criugpu.cuda.backend.CudaCallException;
+import dev.criugpu.cuda.backend.DriverBackend;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The agent looks at libcuda before criu's first line names the backend; that line still decides: the look is used
+ * where the driver may be, and never where the user chose cuda-checkpoint.
+ */
+class AgentBackendChoiceTest {
+    private static CudaAgent.Args args(String backend, Path cudaCheckpoint) {
+        return new CudaAgent.Args(Path.of("/nonexistent/helper.sock"), 1, 1, backend, cudaCheckpoint, 0, 0);
+    }
+
+    private static Supplier<DriverBackend.Probe> counting(AtomicInteger asked) {
+        return () -> {
+            asked.incrementAndGet();
+            return new DriverBackend.Probe(null, 0, "stand-in: no libcuda");
+        };
+    }
+
+    @Test
+    void aForcedDriverChoiceTakesTheEarlyLookAndSaysWhyItIsUnusable() {
+        AtomicInteger asked = new AtomicInteger();
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> CudaAgent.open(args("driver", null), counting(asked)));
+        assertEquals(1, asked.get());
+        assertTrue(e.getMessage().contains("CRIU_CUDA_BACKEND=driver but stand-in: no libcuda"), e.getMessage());
+    }
+
+    @Test
+    void theAutomaticChoiceAsksTheEarlyLookOnce() {
+        AtomicInteger asked = new AtomicInteger();
+        try {
+            CudaAgent.open(args("auto", null), counting(asked));
+        } catch (CudaCallException | RuntimeException e) {
+            // no cuda-checkpoint on PATH here: the outcome is not this test's point
+        }
+        assertEquals(1, asked.get());
+    }
+
+    @Test
+    void theCliChoiceNeverUsesTheDriver() {
+        AtomicInteger asked = new AtomicInteger();
+        try {
+            CudaAgent.open(args("cli", null), counting(asked));
+        } catch (CudaCallException | RuntimeException e) {
+            // no cuda-checkpoint on PATH here
+        }
+        assertEquals(0, asked.get());
+    }
+
+    @Test
+    void aNamedCudaCheckpointNeverUsesTheDriver() {
+        AtomicInteger asked = new AtomicInteger();
+        assertThrows(CudaCallException.class, () -> CudaAgent.open(args("auto", Path.of("/nonexistent/cuda-checkpoint")), counting(asked)));
+        assertEquals(0, asked.get());
+    }
+
+    @Test
+    void withoutLibcudaTheEarlyLookSaysSoInsteadOfThrowing() {
+        DriverBackend.Probe p = CudaAgent.probeDriver();
+        assertTrue(p.usable() || !p.reason().isBlank(), p.toString());
+    }
+}
