@@ -6,11 +6,10 @@ import dev.criugpu.api.log.CriuLog;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
@@ -71,6 +70,8 @@ public final class Bootstrap {
 
     /** Plugins whose {@link CriuPlugin#prepare} ran, by name: the instance {@link #start(long)} then serves. */
     private static final Map<String, CriuPlugin> PREPARED = new ConcurrentHashMap<>();
+    /** Their upcall stubs, being made meanwhile on a thread of their own (on restore, inside the parked-pid window). */
+    private static final Map<String, CompletableFuture<HookStubs>> STUBS = new ConcurrentHashMap<>();
 
     /**
      * The shim's first call, right after the JVM starts, with plain Java values (no native memory read: the JVM's
@@ -84,6 +85,8 @@ public final class Bootstrap {
         try {
             Plugins.named(pluginName).ifPresent(plugin -> {
                 PREPARED.put(pluginName, plugin);
+                STUBS.put(pluginName, CompletableFuture.supplyAsync(() -> HookStubs.make(plugin.hooks()),
+                        Threads.daemonEach("criu-gpu-hook-stubs")));
                 plugin.prepare(Stage.of(stage), Path.of(pluginDir),
                         Optional.ofNullable(imagesDir).map(d -> NativeCriuServices.realPath(Path.of(d))));
             });
@@ -122,22 +125,24 @@ public final class Bootstrap {
         int rc = plugin.init(services.stage(), services);
         if (rc != 0) return rc;
         if (services.stage() == Stage.RESTORE) PidGuard.checkRestore(services);
-        install(new HookDispatcher(plugin, services), plugin, services.hookTable(), services.criuHookCount());
+        stubs(plugin).install(new HookDispatcher(plugin, services), services.hookTable(), services.criuHookCount());
         return 0;
     }
 
-    /** Writes an upcall stub for each main-process hook of {@code plugin}, and the exit slot, into the table. */
-    static void install(HookDispatcher dispatcher, CriuPlugin plugin, MemorySegment table, int criuHookCount) {
-        Linker linker = Linker.nativeLinker();
-        Arena forever = Arena.global();
-        for (Hook hook : plugin.hooks()) {
-            if (hook.context != Hook.Context.MAIN) continue;
-            if (criuHookCount > 0 && !hook.knownTo(criuHookCount)) continue;
-            MemorySegment stub = linker.upcallStub(upcallTarget(dispatcher, hook), descriptor(hook), forever);
-            table.setAtIndex(ADDRESS, hook.id, stub);
+    /** The stubs prepare had made for {@code plugin}, or, where it made none or failed, new ones. */
+    private static HookStubs stubs(CriuPlugin plugin) {
+        CompletableFuture<HookStubs> early = STUBS.remove(plugin.name());
+        try {
+            if (early != null) return early.join();
+        } catch (RuntimeException e) {
+            // made again below, on this thread, where a failure is reported
         }
-        MethodHandle exit = bind(dispatcher, "exit", EXIT_DESCRIPTOR.toMethodType());
-        table.setAtIndex(ADDRESS, Hook.EXIT_SLOT, linker.upcallStub(exit, EXIT_DESCRIPTOR, forever));
+        return HookStubs.make(plugin.hooks());
+    }
+
+    /** The dispatcher's exit, criu's exit hook. */
+    static MethodHandle exitTarget(HookDispatcher dispatcher) {
+        return bind(dispatcher, "exit", EXIT_DESCRIPTOR.toMethodType());
     }
 
     private static MethodHandle bind(HookDispatcher dispatcher, String method, MethodType type) {

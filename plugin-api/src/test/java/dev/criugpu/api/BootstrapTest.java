@@ -135,6 +135,25 @@ class BootstrapTest {
     }
 
     @Test
+    void stubsMadeDuringPrepareReachThePluginOnlyOnceInitSucceeded() throws Throwable {
+        RecordingPlugin.initResult = -Errno.ENODEV;
+        Bootstrap.prepare("recording_plugin", Stage.RESTORE.id, "/nonexistent", null, null);
+        assertEquals(-Errno.ENODEV, Bootstrap.start(services.address()));
+        assertEquals(MemorySegment.NULL, table.getAtIndex(ADDRESS, Hook.PAUSE_DEVICES.id), "no stub after a refusal");
+
+        RecordingPlugin.initResult = 0;
+        RecordingPlugin.CALLS.clear();
+        Bootstrap.prepare("recording_plugin", Stage.RESTORE.id, "/nonexistent", null, null);
+        assertEquals(0, Bootstrap.start(services.address()));
+        assertEquals(0, callIntHook(Hook.PAUSE_DEVICES, 42));
+        LINKER.downcallHandle(table.getAtIndex(ADDRESS, Hook.EXIT_SLOT), Bootstrap.EXIT_DESCRIPTOR)
+                .invokeExact(Stage.RESTORE.id, 0);
+        String instance = RecordingPlugin.CALLS.get(0).substring(RecordingPlugin.CALLS.get(0).indexOf('@'));
+        assertEquals(List.of("init RESTORE LISTED " + instance, "pause 42", "exit RESTORE 0"),
+                RecordingPlugin.CALLS.subList(1, RecordingPlugin.CALLS.size()));
+    }
+
+    @Test
     void aPrepareForAPluginNotOnTheClassPathIsIgnored() {
         Bootstrap.prepare("no_such_plugin", Stage.DUMP.id, "/nonexistent", null, null);
         assertEquals(List.of(), RecordingPlugin.CALLS);
