@@ -18,7 +18,9 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /**
  * The training run for the JVM's AOT cache (native/make-aot.sh): bootstraps every plugin the way the shim does,
- * outside criu, so the classes a real start needs are loaded and linked ahead of time.
+ * outside criu, with an images directory for the dump as for the restore, and ends each with criu's exit hook, so the
+ * classes a real start and end need are loaded and linked ahead of time (the CUDA dump's init and exit included: they
+ * run on criu's main thread before its first lock and after its last page).
  */
 public final class Training {
     private Training() {
@@ -29,7 +31,7 @@ public final class Training {
         return LogLevel.MSG.id;
     }
 
-    /** Stands in for criu_get_image_dir during the restore part of the training. */
+    /** Stands in for criu_get_image_dir. */
     private static int imageDirFd = -1;
 
     static int imageDir() {
@@ -60,19 +62,31 @@ public final class Training {
                     criu_gpu_services.hook_mask(s, Hook.mask(plugin.hooks()));
                     criu_gpu_services.set(s, "plugin_name", arena.allocateFrom(plugin.name()));
                     criu_gpu_services.set(s, "plugin_dir", arena.allocateFrom(args.length > 0 ? args[0] : "."));
-                    criu_gpu_services.set(s, "hook_table", arena.allocate(ADDRESS, Hook.TABLE_SLOTS));
                     criu_gpu_services.set(s, "log_get_loglevel", logLevel);
-                    if (stage == Stage.RESTORE) criu_gpu_services.set(s, "criu_get_image_dir", imageDir);
+                    MemorySegment table = arena.allocate(ADDRESS, Hook.TABLE_SLOTS);
+                    criu_gpu_services.set(s, "hook_table", table);
+                    criu_gpu_services.set(s, "criu_get_image_dir", imageDir);
                     Bootstrap.prepare(plugin.name(), stage.id, args.length > 0 ? args[0] : ".",
-                            stage == Stage.RESTORE ? "/proc/self/fd/" + imageDirFd : null, null);
+                            "/proc/self/fd/" + imageDirFd, null);
                     int rc = Bootstrap.start(s.address());
                     System.out.println("training: " + plugin.name() + " " + stage + " bootstrap returned " + rc);
+                    MemorySegment exit = table.getAtIndex(ADDRESS, Hook.EXIT_SLOT);
+                    if (rc == 0 && !exit.equals(MemorySegment.NULL)) {
+                        linker.downcallHandle(exit, Bootstrap.EXIT_DESCRIPTOR).invokeExact(stage.id, 0);
+                    }
                 }
             }
         } finally {
-            Files.deleteIfExists(images.resolve("pstree.img"));
-            Files.deleteIfExists(images);
+            removeAll(images);
         }
+    }
+
+    /** The images directory and what the dumps wrote there (their agents' logs). */
+    private static void removeAll(Path dir) throws java.io.IOException {
+        try (var files = Files.list(dir)) {
+            for (Path f : files.toList()) Files.deleteIfExists(f);
+        }
+        Files.deleteIfExists(dir);
     }
 
     /** criu's image framing: common magic, pstree magic, then one entry {pid 1, ppid 0, pgid 1, sid 1}. */
