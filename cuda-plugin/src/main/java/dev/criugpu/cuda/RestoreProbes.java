@@ -8,6 +8,8 @@ import dev.criugpu.cuda.config.PluginConfig;
 import dev.criugpu.cuda.gpu.GpuMemory;
 import dev.criugpu.cuda.gpu.GpuUuid;
 import dev.criugpu.inventory.ImageException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.nio.file.Path;
 import java.util.Map;
@@ -15,6 +17,8 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
  * The slow parts of a restore's init, started from {@link CudaPlugin#prepare} on threads of their own so that they
@@ -24,32 +28,47 @@ import java.util.concurrent.ExecutionException;
  * rule 3).
  */
 final class RestoreProbes {
+    private static final Logger log = LoggerFactory.getLogger(RestoreProbes.class);
+
+    /** When prepare started the probes, and when each ended: said in criu's log, to tell what init waited for. */
+    private final long startNs = System.nanoTime();
+    private final AtomicLong backendDoneNs = new AtomicLong();
+    private final AtomicLong freeDoneNs = new AtomicLong();
+    private final AtomicLong imagesDoneNs = new AtomicLong();
+    private final AtomicLong backendAskedNs = new AtomicLong();
+
     private final CompletableFuture<BackendSelection> backend;
     private final CompletableFuture<Optional<Map<GpuUuid, Long>>> freeMib;
     /** Empty when the shim could not name the images directory. */
     private final Optional<CompletableFuture<RestoreImages>> images;
 
-    private RestoreProbes(CompletableFuture<BackendSelection> backend, CompletableFuture<Optional<Map<GpuUuid, Long>>> freeMib,
-                          Optional<CompletableFuture<RestoreImages>> images) {
-        this.backend = backend;
-        this.freeMib = freeMib;
-        this.images = images;
+    private RestoreProbes(PluginConfig config, Optional<Path> imagesDir) {
+        PluginConfig.BackendChoice choice = config.backend();
+        String path = System.getenv("PATH");
+        backend = CompletableFuture.supplyAsync(timed(() -> BackendSelection.choose(choice, DriverBackend::probe, path),
+                backendDoneNs), Threads.daemonEach("cuda-backend-probe"));
+        freeMib = CompletableFuture.supplyAsync(timed(GpuMemory::freeMib, freeDoneNs), Threads.daemonEach("cuda-gpu-free"));
+        images = imagesDir.map(dir -> CompletableFuture.supplyAsync(timed(() -> {
+            try {
+                return RestoreImages.read(dir);
+            } catch (ImageException e) {
+                throw new CompletionException(e);
+            }
+        }, imagesDoneNs), Threads.daemonEach("cuda-restore-images")));
     }
 
     static RestoreProbes start(PluginConfig config, Optional<Path> imagesDir) {
-        PluginConfig.BackendChoice choice = config.backend();
-        String path = System.getenv("PATH");
-        return new RestoreProbes(
-                CompletableFuture.supplyAsync(() -> BackendSelection.choose(choice, DriverBackend::probe, path),
-                        Threads.daemonEach("cuda-backend-probe")),
-                CompletableFuture.supplyAsync(GpuMemory::freeMib, Threads.daemonEach("cuda-gpu-free")),
-                imagesDir.map(dir -> CompletableFuture.supplyAsync(() -> {
-                    try {
-                        return RestoreImages.read(dir);
-                    } catch (ImageException e) {
-                        throw new CompletionException(e);
-                    }
-                }, Threads.daemonEach("cuda-restore-images"))));
+        return new RestoreProbes(config, imagesDir);
+    }
+
+    private static <T> Supplier<T> timed(Supplier<T> probe, AtomicLong doneNs) {
+        return () -> {
+            try {
+                return probe.get();
+            } finally {
+                doneNs.set(System.nanoTime());
+            }
+        };
     }
 
     /** The images as read in the background, or null when they were not read from {@code dir} (then init reads them). */
@@ -69,6 +88,7 @@ final class RestoreProbes {
     }
 
     BackendSelection backend() {
+        backendAskedNs.compareAndSet(0, System.nanoTime());
         return await(backend, "the CUDA backend to load");
     }
 
@@ -84,6 +104,13 @@ final class RestoreProbes {
         } catch (ExecutionException e) {
             // a failure is the business of the call that wanted the answer
         }
+        log.debug("restore probes, ms after prepare started them: backend {} (init asked at {}), NVML's free memory {}, "
+                + "images {}; init done at {}", ms(backendDoneNs.get()), ms(backendAskedNs.get()), ms(freeDoneNs.get()),
+                ms(imagesDoneNs.get()), ms(System.nanoTime()));
+    }
+
+    private String ms(long ns) {
+        return ns == 0 ? "-" : Long.toString((ns - startNs) / 1_000_000);
     }
 
     private static <T> T await(CompletableFuture<T> f, String what) {
