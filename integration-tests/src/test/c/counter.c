@@ -5,6 +5,7 @@
  *
  * usage: counter FILE            one process
  *        counter --tree FILE     a parent and one child; they write FILE.parent and FILE.child
+ *        counter --fds N FILE    one process that also holds N open files (/dev/null), for criu to take (benchmarks)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -49,6 +50,14 @@ static char *suffixed(const char *path, const char *suffix) {
 int main(int argc, char **argv) {
     if (argc == 2) {
         count_forever(open_log(argv[1]), argv[1]);
+    } else if (argc == 4 && strcmp(argv[1], "--fds") == 0) {
+        for (long i = strtol(argv[2], NULL, 10); i > 0; i--) {
+            if (open("/dev/null", O_RDONLY) < 0) {
+                fprintf(stderr, "counter: cannot hold %s files: %s\n", argv[2], strerror(errno));
+                return 6;
+            }
+        }
+        count_forever(open_log(argv[3]), argv[3]);
     } else if (argc == 3 && strcmp(argv[1], "--tree") == 0) {
         char *parent_path = suffixed(argv[2], "parent"), *child_path = suffixed(argv[2], "child");
         pid_t child = fork();
@@ -59,6 +68,6 @@ int main(int argc, char **argv) {
         if (child == 0) count_forever(open_log(child_path), child_path);
         count_forever(open_log(parent_path), parent_path);
     }
-    fprintf(stderr, "usage: counter FILE | counter --tree FILE\n");
+    fprintf(stderr, "usage: counter FILE | counter --tree FILE | counter --fds N FILE\n");
     return 1;
 }
