@@ -85,8 +85,10 @@ public final class Bootstrap {
         try {
             Plugins.named(pluginName).ifPresent(plugin -> {
                 PREPARED.put(pluginName, plugin);
-                STUBS.put(pluginName, CompletableFuture.supplyAsync(() -> HookStubs.make(plugin.hooks()),
-                        Threads.daemonEach("criu-gpu-hook-stubs")));
+                if (HookStubs.ahead()) {
+                    STUBS.put(pluginName, CompletableFuture.supplyAsync(() -> HookStubs.make(plugin.hooks()),
+                            Threads.daemonEach("criu-gpu-hook-stubs")));
+                }
                 plugin.prepare(Stage.of(stage), Path.of(pluginDir),
                         Optional.ofNullable(imagesDir).map(d -> NativeCriuServices.realPath(Path.of(d))));
             });

@@ -14,9 +14,23 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
  * A plugin's upcall stubs, made before its {@link HookDispatcher} exists: each enters Java through a call site that
  * {@link #install} points at the dispatcher. Making them spins classes for every hook signature (12-27 ms on criu's
  * main thread, measured with the AOT cache on 2 cores), so {@link Bootstrap#prepare} makes them on a thread of its own
- * while the plugin's init runs.
+ * while the plugin's init runs, where there are CPUs to spare for it.
  */
 final class HookStubs {
+    /**
+     * Fewer CPUs and that thread only competes with init for them: on 2 cores init took 15 ms longer and the whole
+     * forced dump 3 ms (spine-bench, 15 rounds); on the H100's 16, the span from init to criu's first hook went from
+     * 25-29 ms to 10 ms together with the trained CUDA dump init.
+     */
+    static final int MIN_CPUS_AHEAD = 4;
+    /** {@link #MIN_CPUS_AHEAD}; 0 in tests of the early path on any machine. */
+    static int minCpusAhead = MIN_CPUS_AHEAD;
+
+    /** Whether {@link Bootstrap#prepare} makes them ahead, on a thread of their own. */
+    static boolean ahead() {
+        return Runtime.getRuntime().availableProcessors() >= minCpusAhead;
+    }
+
     private final Map<Hook, MutableCallSite> sites = new EnumMap<>(Hook.class);
     private final Map<Hook, MemorySegment> stubs = new EnumMap<>(Hook.class);
     private final MutableCallSite exitSite = new MutableCallSite(Bootstrap.EXIT_DESCRIPTOR.toMethodType());
