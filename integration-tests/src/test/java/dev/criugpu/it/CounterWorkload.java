@@ -34,6 +34,14 @@ public final class CounterWorkload {
         return w;
     }
 
+    /** One counting process writing {@code file} that also holds {@code files} open files for criu to take. */
+    public static CounterWorkload startHolding(CriuContainer c, String file, int files) {
+        int pid = launch(c, "--fds " + files + " " + file);
+        CounterWorkload w = new CounterWorkload(c, List.of(new Counter(pid, file)));
+        w.awaitProgress(3);
+        return w;
+    }
+
     /** A parent and its child, writing {@code file}.parent and {@code file}.child. */
     public static CounterWorkload startTree(CriuContainer c, String file) {
         int parent = launch(c, "--tree " + file);
