@@ -1,71 +1,24 @@
 package dev.criugpu.api;
 
-import dev.criugpu.api.bindings.stat;
 import dev.criugpu.api.log.CriuLog;
 
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
-
-import static java.lang.foreign.ValueLayout.ADDRESS;
-import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
-
 /**
  * The one JNI entry point. The shim calls {@link #start(long)} once per plugin that needs Java, on criu's main
  * thread, with the address of its {@code struct criu_gpu_services}; we route the JVM's log lines through
  * {@link LogSink}, find the plugin, run its init, on restore check the JVM's threads against the image (last, so
- * that the last plugin's check covers every thread), and fill the shim's hook table with upcall stubs. From then on
- * every hook is a plain native call into {@link HookDispatcher}. This class and {@link NativeCriuServices} are the
- * shim's seam: the only ones of this package that see native memory.
+ * that the last plugin's check covers every thread), and fill the shim's hook table with upcall stubs ({@link HookStubs}). From then
+ * on every hook is a plain native call into {@link HookDispatcher}. This class, {@link HookStubs} and
+ * {@link NativeCriuServices} are the shim's seam: the only ones of this package that see native memory.
  */
 public final class Bootstrap {
-    static final FunctionDescriptor EXIT_DESCRIPTOR = FunctionDescriptor.ofVoid(JAVA_INT, JAVA_INT);
-    private static final MethodHandle DEVICE_FILE;
-
-    static {
-        try {
-            DEVICE_FILE = MethodHandles.lookup().findStatic(Bootstrap.class, "deviceFile",
-                    MethodType.methodType(DeviceFile.class, MemorySegment.class));
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
     private Bootstrap() {
-    }
-
-    /** The hook's C signature (criu-plugin.h). */
-    static FunctionDescriptor descriptor(Hook hook) {
-        return switch (hook) {
-            case DUMP_EXT_FILE -> FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT);
-            case RESTORE_EXT_FILE, RESUME_DEVICES_LATE, PAUSE_DEVICES, CHECKPOINT_DEVICES ->
-                    FunctionDescriptor.of(JAVA_INT, JAVA_INT);
-            case HANDLE_DEVICE_VMA -> FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS);
-            case UPDATE_VMA_MAP -> FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS);
-        };
-    }
-
-    /** The {@code struct stat *} criu passes HANDLE_DEVICE_VMA. */
-    static DeviceFile deviceFile(MemorySegment st) {
-        MemorySegment s = stat.reinterpret(st);
-        return new DeviceFile(stat.st_dev(s), stat.st_ino(s), stat.st_mode(s), stat.st_rdev(s));
-    }
-
-    /** The dispatcher's method for a main-process hook, taking the hook's C arguments. */
-    static MethodHandle upcallTarget(HookDispatcher dispatcher, Hook hook) {
-        MethodType c = descriptor(hook).toMethodType();
-        if (hook != Hook.HANDLE_DEVICE_VMA) return bind(dispatcher, hook.javaMethod, c);
-        MethodHandle java = bind(dispatcher, hook.javaMethod, c.changeParameterType(1, DeviceFile.class));
-        return MethodHandles.filterArguments(java, 1, DEVICE_FILE);
     }
 
     /** Plugins whose {@link CriuPlugin#prepare} ran, by name: the instance {@link #start(long)} then serves. */
@@ -140,18 +93,5 @@ public final class Bootstrap {
             // made again below, on this thread, where a failure is reported
         }
         return HookStubs.make(plugin.hooks());
-    }
-
-    /** The dispatcher's exit, criu's exit hook. */
-    static MethodHandle exitTarget(HookDispatcher dispatcher) {
-        return bind(dispatcher, "exit", EXIT_DESCRIPTOR.toMethodType());
-    }
-
-    private static MethodHandle bind(HookDispatcher dispatcher, String method, MethodType type) {
-        try {
-            return MethodHandles.lookup().findVirtual(HookDispatcher.class, method, type).bindTo(dispatcher);
-        } catch (ReflectiveOperationException e) {
-            throw new IllegalStateException("no dispatcher method " + method + type, e);
-        }
     }
 }

@@ -3,7 +3,7 @@ package dev.criugpu.api;
 import java.util.function.IntSupplier;
 
 /**
- * The Java end of every upcall stub, in Java types ({@link Bootstrap#upcallTarget} adapts criu's C arguments). Each method
+ * The Java end of every upcall stub, in Java types ({@link HookStubs#upcallTarget} adapts criu's C arguments). Each method
  * traces the hook (criu's log, debug level), runs the plugin's method behind the exception barrier (DESIGN rule 9)
  * and returns what criu should see.
  */

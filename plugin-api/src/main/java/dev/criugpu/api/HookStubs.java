@@ -1,22 +1,71 @@
 package dev.criugpu.api;
 
+import dev.criugpu.api.bindings.stat;
+
 import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.lang.invoke.MutableCallSite;
+import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * A plugin's upcall stubs, made before its {@link HookDispatcher} exists: each enters Java through a call site that
- * {@link #install} points at the dispatcher. Making them spins classes for every hook signature (12-27 ms on criu's
- * main thread, measured with the AOT cache on 2 cores), so {@link Bootstrap#prepare} makes them on a thread of its own
- * while the plugin's init runs, where there are CPUs to spare for it.
+ * How criu's hooks enter Java: their C signatures ({@link #descriptor}), the dispatcher method each one calls with
+ * criu's arguments adapted ({@link #upcallTarget}), and a plugin's upcall stubs, made before its {@link HookDispatcher}
+ * exists: each enters Java through a call site that {@link #install} points at the dispatcher. Making them spins
+ * classes for every hook signature (12-27 ms on criu's main thread, measured with the AOT cache on 2 cores), so
+ * {@link Bootstrap#prepare} makes them on a thread of its own while the plugin's init runs, where there are CPUs to
+ * spare for it.
  */
 final class HookStubs {
+    static final FunctionDescriptor EXIT_DESCRIPTOR = FunctionDescriptor.ofVoid(JAVA_INT, JAVA_INT);
+    private static final MethodHandle DEVICE_FILE;
+
+    static {
+        try {
+            DEVICE_FILE = MethodHandles.lookup().findStatic(HookStubs.class, "deviceFile",
+                    MethodType.methodType(DeviceFile.class, MemorySegment.class));
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** The hook's C signature (criu-plugin.h). */
+    static FunctionDescriptor descriptor(Hook hook) {
+        return switch (hook) {
+            case DUMP_EXT_FILE -> FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT);
+            case RESTORE_EXT_FILE, RESUME_DEVICES_LATE, PAUSE_DEVICES, CHECKPOINT_DEVICES ->
+                    FunctionDescriptor.of(JAVA_INT, JAVA_INT);
+            case HANDLE_DEVICE_VMA -> FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS);
+            case UPDATE_VMA_MAP -> FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS);
+        };
+    }
+
+    /** The {@code struct stat *} criu passes HANDLE_DEVICE_VMA. */
+    static DeviceFile deviceFile(MemorySegment st) {
+        MemorySegment s = stat.reinterpret(st);
+        return new DeviceFile(stat.st_dev(s), stat.st_ino(s), stat.st_mode(s), stat.st_rdev(s));
+    }
+
+    /** The dispatcher's method for a main-process hook, taking the hook's C arguments. */
+    static MethodHandle upcallTarget(HookDispatcher dispatcher, Hook hook) {
+        MethodType c = descriptor(hook).toMethodType();
+        if (hook != Hook.HANDLE_DEVICE_VMA) return bind(dispatcher, hook.javaMethod, c);
+        MethodHandle java = bind(dispatcher, hook.javaMethod, c.changeParameterType(1, DeviceFile.class));
+        return MethodHandles.filterArguments(java, 1, DEVICE_FILE);
+    }
+
     /**
      * Fewer CPUs and that thread only competes with init for them: on 2 cores init took 15 ms longer and the whole
      * forced dump 3 ms (spine-bench, 15 rounds); on the H100's 16, the span from init to criu's first hook went from
@@ -33,7 +82,7 @@ final class HookStubs {
 
     private final Map<Hook, MutableCallSite> sites = new EnumMap<>(Hook.class);
     private final Map<Hook, MemorySegment> stubs = new EnumMap<>(Hook.class);
-    private final MutableCallSite exitSite = new MutableCallSite(Bootstrap.EXIT_DESCRIPTOR.toMethodType());
+    private final MutableCallSite exitSite = new MutableCallSite(EXIT_DESCRIPTOR.toMethodType());
     private final MemorySegment exitStub;
 
     private HookStubs(Set<Hook> hooks) {
@@ -41,11 +90,11 @@ final class HookStubs {
         Arena forever = Arena.global();
         for (Hook hook : hooks) {
             if (hook.context != Hook.Context.MAIN) continue;
-            MutableCallSite site = new MutableCallSite(Bootstrap.descriptor(hook).toMethodType());
+            MutableCallSite site = new MutableCallSite(descriptor(hook).toMethodType());
             sites.put(hook, site);
-            stubs.put(hook, linker.upcallStub(site.dynamicInvoker(), Bootstrap.descriptor(hook), forever));
+            stubs.put(hook, linker.upcallStub(site.dynamicInvoker(), descriptor(hook), forever));
         }
-        exitStub = linker.upcallStub(exitSite.dynamicInvoker(), Bootstrap.EXIT_DESCRIPTOR, forever);
+        exitStub = linker.upcallStub(exitSite.dynamicInvoker(), EXIT_DESCRIPTOR, forever);
     }
 
     /** Stubs for the main-process hooks of {@code hooks} and the exit slot; none may be called before {@link #install}. */
@@ -58,14 +107,27 @@ final class HookStubs {
      * into the shim's table: a stub is in the table only once its call site has a target.
      */
     void install(HookDispatcher dispatcher, MemorySegment table, int criuHookCount) {
-        sites.forEach((hook, site) -> site.setTarget(Bootstrap.upcallTarget(dispatcher, hook)));
-        exitSite.setTarget(Bootstrap.exitTarget(dispatcher));
-        java.util.List<MutableCallSite> all = new java.util.ArrayList<>(sites.values());
+        sites.forEach((hook, site) -> site.setTarget(upcallTarget(dispatcher, hook)));
+        exitSite.setTarget(exitTarget(dispatcher));
+        List<MutableCallSite> all = new ArrayList<>(sites.values());
         all.add(exitSite);
         MutableCallSite.syncAll(all.toArray(MutableCallSite[]::new));
         stubs.forEach((hook, stub) -> {
             if (criuHookCount <= 0 || hook.knownTo(criuHookCount)) table.setAtIndex(ADDRESS, hook.id, stub);
         });
         table.setAtIndex(ADDRESS, Hook.EXIT_SLOT, exitStub);
+    }
+
+    /** The dispatcher's exit, criu's exit hook. */
+    static MethodHandle exitTarget(HookDispatcher dispatcher) {
+        return bind(dispatcher, "exit", EXIT_DESCRIPTOR.toMethodType());
+    }
+
+    private static MethodHandle bind(HookDispatcher dispatcher, String method, MethodType type) {
+        try {
+            return MethodHandles.lookup().findVirtual(HookDispatcher.class, method, type).bindTo(dispatcher);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("no dispatcher method " + method + type, e);
+        }
     }
 }

@@ -72,7 +72,7 @@ public final class Training {
                     System.out.println("training: " + plugin.name() + " " + stage + " bootstrap returned " + rc);
                     MemorySegment exit = table.getAtIndex(ADDRESS, Hook.EXIT_SLOT);
                     if (rc == 0 && !exit.equals(MemorySegment.NULL)) {
-                        linker.downcallHandle(exit, Bootstrap.EXIT_DESCRIPTOR).invokeExact(stage.id, 0);
+                        linker.downcallHandle(exit, HookStubs.EXIT_DESCRIPTOR).invokeExact(stage.id, 0);
                     }
                 }
             }

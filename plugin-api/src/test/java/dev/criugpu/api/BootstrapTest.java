@@ -155,7 +155,7 @@ class BootstrapTest {
         Bootstrap.prepare("recording_plugin", Stage.RESTORE.id, "/nonexistent", null, null);
         assertEquals(0, Bootstrap.start(services.address()));
         assertEquals(0, callIntHook(Hook.PAUSE_DEVICES, 42));
-        LINKER.downcallHandle(table.getAtIndex(ADDRESS, Hook.EXIT_SLOT), Bootstrap.EXIT_DESCRIPTOR)
+        LINKER.downcallHandle(table.getAtIndex(ADDRESS, Hook.EXIT_SLOT), HookStubs.EXIT_DESCRIPTOR)
                 .invokeExact(Stage.RESTORE.id, 0);
         String instance = RecordingPlugin.CALLS.get(0).substring(RecordingPlugin.CALLS.get(0).indexOf('@'));
         assertEquals(List.of("init RESTORE LISTED " + instance, "pause 42", "exit RESTORE 0"),
@@ -185,7 +185,7 @@ class BootstrapTest {
         assertEquals(7, (int) LINKER.downcallHandle(extFile, FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT))
                 .invokeExact(5, 9));
         MemorySegment exit = table.getAtIndex(ADDRESS, Hook.EXIT_SLOT);
-        LINKER.downcallHandle(exit, Bootstrap.EXIT_DESCRIPTOR).invokeExact(Stage.RESTORE.id, 0);
+        LINKER.downcallHandle(exit, HookStubs.EXIT_DESCRIPTOR).invokeExact(Stage.RESTORE.id, 0);
 
         assertEquals(List.of("init RESTORE LISTED", "pause 42", "dump-ext-file 5 9", "exit RESTORE 0"),
                 RecordingPlugin.CALLS);

@@ -38,7 +38,7 @@ class HookTest {
                 continue;
             }
             HookDispatcher dispatcher = new HookDispatcher(new RecordingPlugin(), SERVICES);
-            assertEquals(Bootstrap.descriptor(h).toMethodType(), Bootstrap.upcallTarget(dispatcher, h).type(),
+            assertEquals(HookStubs.descriptor(h).toMethodType(), HookStubs.upcallTarget(dispatcher, h).type(),
                     h + ": the upcall's C signature");
             Method upcall = Arrays.stream(HookDispatcher.class.getDeclaredMethods())
                     .filter(m -> m.getName().equals(h.javaMethod)).findFirst().orElseThrow();
@@ -77,7 +77,7 @@ class HookTest {
             stat.st_ino(st, 77);
             stat.st_mode(st, 0020660);
             stat.st_rdev(st, (226L << 8) | 128);
-            DeviceFile f = Bootstrap.deviceFile(st);
+            DeviceFile f = HookStubs.deviceFile(st);
             assertEquals(new DeviceFile(0x803, 77, 0020660, (226L << 8) | 128), f);
             assertTrue(f.isCharDevice());
             assertEquals(226, f.rdevMajor());
