@@ -495,7 +495,7 @@ refused:
  * Grows criu's fd table to FD_TABLE_SLOTS (or RLIMIT_NOFILE) before the JVM adds threads that share it. The kernel
  * waits for an RCU grace period each time it grows the fd table of a process whose threads share it (expand_fdtable),
  * and a dump's fd table grows when criu takes a task's fds (PARASITE_CMD_DRAIN_FDS: up to 756 at a time): measured on
- * the H100, criu's first drain took 9-31 ms with our JVM in criu and under 0.1 ms without; here, a drain that grew the
+ * the H100, criu's first drain took 9-34 ms with our JVM in criu and under 0.1 ms without; here, a drain that grew the
  * table from 256 to 512 took 14-15 ms against 0.0-0.5 ms. Grown while criu is single-threaded it costs nothing, and
  * the kernel never shrinks it again. 2048 slots hold two full drains beside the JVM's own files (16 KiB).
  */
