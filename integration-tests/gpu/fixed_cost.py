@@ -2,7 +2,10 @@
 dump: "cuda_plugin: enabled" to the first lock ("CUDA locked in", or "CUDA job locked:" for a tree); restore: "enabled" to the end of the plugin's init
 ("JVM threads after init"). A second table splits the dump's span into its steps, each ending at the first line that
 marks it: criu's JVM up to init's first line, on to the first PAUSE_DEVICES, the wait there for the CUDA agent (its
-"ready" line), the tasks found and watched, the lock. usage: python3 fixed_cost.py LOGDIR"""
+"ready" line), the tasks found and watched, the lock. A third table gives, for every flow, the first time criu took a
+task's files in a dump ("Sent msg to daemon 71" to "Wait for ack 71", PARASITE_CMD_DRAIN_FDS): with a JVM in criu
+that step waited for an RCU grace period whenever it grew criu's fd table (see grow_fd_table in the shim).
+usage: python3 fixed_cost.py LOGDIR"""
 import pathlib
 import re
 import statistics
@@ -54,6 +57,32 @@ def steps(log):
     return marks
 
 
+def first_drain(log):
+    """Milliseconds of the dump's first PARASITE_CMD_DRAIN_FDS (71), or None where the log has none."""
+    t0 = None
+    for line in log.read_text(errors="replace").splitlines():
+        m = STAMP.match(line)
+        if not m:
+            continue
+        if t0 is None and "Sent msg to daemon 71 " in line:
+            t0 = float(m.group(1))
+        elif t0 is not None and "Wait for ack 71 " in line:
+            return (float(m.group(1)) - t0) * 1000
+    return None
+
+
+def drains(logdir):
+    """(case, flow) -> first-drain ms of each round, for every flow's dumps but the warm-up cycle's."""
+    found = {}
+    for log in sorted(pathlib.Path(logdir).glob("ph-*.dump.log")):
+        m = re.fullmatch(r"ph-([a-z-]+)-(\d+)-(\d+)-[1-9]\d*", log.name.split(".")[0])
+        ms = first_drain(log) if m else None
+        if ms is not None:
+            flow, mib, children = m.groups()
+            found.setdefault((int(mib), int(children), flow), []).append(ms)
+    return found
+
+
 def main(logdir):
     cases = {}
     split = {}
@@ -83,6 +112,12 @@ def main(logdir):
         name = f"{children + 1} x {mib} MiB" if children else f"1 process, {mib} MiB"
         cols = [f"{statistics.median(r[i] for r in rows):.0f} ms" for i in range(len(DUMP_STEPS))]
         print(f"| {name} | {len(rows)} | " + " | ".join(cols) + " |")
+    print()
+    print("| case | flow | rounds | criu's first drain of a task's files (median, max) |")
+    print("|---|---|---|---|")
+    for (mib, children, flow), ms in sorted(drains(logdir).items()):
+        name = f"{children + 1} x {mib} MiB" if children else f"1 process, {mib} MiB"
+        print(f"| {name} | {flow} | {len(ms)} | {statistics.median(ms):.1f} ms, {max(ms):.1f} ms |")
 
 
 if __name__ == "__main__":
