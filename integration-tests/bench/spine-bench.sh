@@ -124,6 +124,15 @@ for variant in "${FORCED[@]}"; do
         "$(rounds_delta "$variant" dump.log "cuda_plugin: enabled" "hook PAUSE_DEVICES\\(") |"
 done
 echo
+echo "Where the JVM's start goes (the shim's line of the plugin that created the JVM), median ms:"
+for variant in "${FORCED[@]}"; do for log in dump.log restore.log; do
+    echo "$variant $log: $(for r in $(seq 1 "$ROUNDS"); do grep -h -m1 -o 'JVM ready in .*' "/tmp/bench/$variant-$r/$log"; done |
+        awk '{ c[NR] = $4; p[NR] = $7; s[NR] = $10 }
+             function med(a, n,  i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+                                          return n ? a[int((n + 1) / 2)] : "NA" }
+             END { printf "JVM ready %s, Bootstrap.prepare %s, Bootstrap.start %s", med(c, NR), med(p, NR), med(s, NR) }')"
+done; done
+echo
 echo "criu taking the task's $FDS + 4 files (PARASITE_CMD_DRAIN_FDS, dump log), median ms:" $(for variant in "${VARIANTS[@]}"; do
     echo "$variant $(rounds_delta "$variant" dump.log "Sent msg to daemon 71 " "Wait for ack 71 on")"; done | paste -sd,)
 INNER

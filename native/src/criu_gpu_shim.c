@@ -22,6 +22,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "criu_gpu_shim.h"
@@ -600,16 +601,30 @@ static void prepare(JNIEnv *env, jclass cls, const char *helper)
 		(*env)->DeleteLocalRef(env, early);
 }
 
+static double ms_since(struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	double ms = (now.tv_sec - t->tv_sec) * 1e3 + (now.tv_nsec - t->tv_nsec) / 1e6;
+	*t = now;
+	return ms;
+}
+
 /* Bootstrap.start: 0, or the negative errno of the plugin's init (it logged why) or of a broken class path. */
-static int bootstrap(JNIEnv *env, const char *helper, char *why, size_t len)
+static int bootstrap(JNIEnv *env, const char *helper, struct timespec *t, char *why, size_t len)
 {
 	jclass cls = (*env)->FindClass(env, "dev/criugpu/api/Bootstrap");
 	jmethodID start;
+	double created = ms_since(t), prepared = 0;
 
 	if (cls)
-		prepare(env, cls, helper);
+		prepare(env, cls, helper), prepared = ms_since(t);
 	start = cls ? (*env)->GetStaticMethodID(env, cls, "start", "(J)I") : NULL;
 	int rc = start ? (*env)->CallStaticIntMethod(env, cls, start, (jlong)(intptr_t)&g.services) : -ENOENT;
+	/* where criu's wait for Java went (issue 23): the JVM, the plugin's prepare, its init */
+	shim_log(LOG_DEBUG, "JVM ready in %.1f ms, Bootstrap.prepare %.1f ms, Bootstrap.start %.1f ms", created,
+		 prepared, ms_since(t));
 
 	if ((*env)->ExceptionCheck(env)) /* Bootstrap catches what it throws: this is a broken class path */
 		(*env)->ExceptionClear(env), rc = start ? -EIO : -ENOENT;
@@ -634,8 +649,10 @@ static int start_java(bool park, const char *helper)
 		long max = park ? proc_sys("/proc/sys/kernel/pid_max", -1) : -1;
 		long parked = max >= 4096 ? proc_sys(NS_LAST_PID, max - 1024) : -1;
 		grow_fd_table();
+		struct timespec t;
+		clock_gettime(CLOCK_MONOTONIC, &t);
 		env = create_or_join_jvm(why, sizeof(why));
-		rc = env ? bootstrap(env, helper, why, sizeof(why)) : -EIO;
+		rc = env ? bootstrap(env, helper, &t, why, sizeof(why)) : -EIO;
 		if (env)
 			own_fs();
 		if (parked >= 0 && proc_sys(NS_LAST_PID, parked) < 0)

@@ -11,6 +11,7 @@ import dev.criugpu.api.Hook;
 import dev.criugpu.api.InventoryClaim;
 import dev.criugpu.api.Stage;
 import dev.criugpu.api.plan.ChildPlan;
+import dev.criugpu.api.sys.Syscalls;
 import dev.criugpu.cuda.backend.BackendSelection;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.DriverBackend;
@@ -80,6 +81,12 @@ public final class CudaPlugin implements CriuPlugin {
         } else if (stage == Stage.RESTORE) {
             restoreProbes = RestoreProbes.start(config, imagesDir);
         }
+    }
+
+    /** A dump's init removes stale files through criu's images-dir fd, and its hooks write the images that way. */
+    @Override
+    public void warmUp(Stage stage) {
+        if (stage == Stage.DUMP) Syscalls.libc().linkDirectoryCalls();
     }
 
     /** The CUDA agent: every guarded dump starts one, so the shim may start it before criu's JVM (issue 23). */

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The one JNI entry point. The shim calls {@link #start(long)} once per plugin that needs Java, on criu's main
@@ -25,6 +26,13 @@ public final class Bootstrap {
     private static final Map<String, CriuPlugin> PREPARED = new ConcurrentHashMap<>();
     /** Their upcall stubs, being made meanwhile on a thread of their own (on restore, inside the parked-pid window). */
     private static final Map<String, CompletableFuture<HookStubs>> STUBS = new ConcurrentHashMap<>();
+    /**
+     * Each plugin's prepare, on a thread of its own where {@link HookStubs#ahead()}: on a 2-core host it took 45 ms,
+     * and criu's main thread then 35 ms more to read the services struct and link criu's log function.
+     */
+    private static final Map<String, CompletableFuture<Void>> PREPARING = new ConcurrentHashMap<>();
+    /** {@link NativeCriuServices#warmUp}, once per JVM. */
+    private static final AtomicReference<CompletableFuture<Void>> WARMING = new AtomicReference<>();
 
     /**
      * The shim's first call, right after the JVM starts, with plain Java values (no native memory read: the JVM's
@@ -32,8 +40,27 @@ public final class Bootstrap {
      * need, so that it overlaps that cost and the rest of the bootstrap. Nothing it throws reaches the shim; init
      * does the work again and reports what fails. {@code helperDir}: where the helper the shim started before the JVM
      * waits for its socket ({@link HelperProcess#adoptPreStarted}), or null.
+     * <p>
+     * Where there are CPUs to spare ({@link HookStubs#ahead()}) it returns at once: the plugin's prepare runs on a
+     * thread that {@link #start} joins before init, while criu's main thread makes Java's first FFM uses, and another
+     * thread makes those same first uses ({@link NativeCriuServices#warmUp}) and then the plugin's
+     * {@link CriuPlugin#warmUp}. Every one of these threads starts before this call's {@link #start} returns, so on
+     * restore inside the shim's parked-pid window.
      */
     public static void prepare(String pluginName, int stage, String pluginDir, String imagesDir, String helperDir) {
+        Runnable work = () -> prepareNow(pluginName, stage, pluginDir, imagesDir, helperDir);
+        if (!HookStubs.ahead()) {
+            work.run();
+            return;
+        }
+        if (WARMING.get() == null) {
+            WARMING.compareAndSet(null, CompletableFuture.runAsync(NativeCriuServices::warmUp,
+                    Threads.daemonEach("criu-gpu-ffm-warm-up")));
+        }
+        PREPARING.put(pluginName, CompletableFuture.runAsync(work, Threads.daemonEach("criu-gpu-prepare")));
+    }
+
+    private static void prepareNow(String pluginName, int stage, String pluginDir, String imagesDir, String helperDir) {
         if (helperDir != null) HelperProcess.preStarted(Path.of(helperDir));
         try {
             Plugins.named(pluginName).ifPresent(plugin -> {
@@ -42,11 +69,33 @@ public final class Bootstrap {
                     STUBS.put(pluginName, CompletableFuture.supplyAsync(() -> HookStubs.make(plugin.hooks()),
                             Threads.daemonEach("criu-gpu-hook-stubs")));
                 }
+                CompletableFuture<Void> warming = WARMING.get();
+                if (warming != null) {
+                    // started now, inside the shim's parked-pid window on restore, and not after it
+                    Threads.startDaemon("criu-gpu-warm-up", () -> {
+                        try {
+                            warming.join();
+                            plugin.warmUp(Stage.of(stage));
+                        } catch (RuntimeException e) {
+                            // the main thread does it again, and reports what fails
+                        }
+                    });
+                }
                 plugin.prepare(Stage.of(stage), Path.of(pluginDir),
                         Optional.ofNullable(imagesDir).map(d -> NativeCriuServices.realPath(Path.of(d))));
             });
         } catch (RuntimeException e) {
             // init reports it
+        }
+    }
+
+    /** What {@link #prepare} started on a thread for {@code pluginName} has ended. */
+    private static void prepared(String pluginName) {
+        CompletableFuture<Void> preparing = PREPARING.remove(pluginName);
+        try {
+            if (preparing != null) preparing.join();
+        } catch (RuntimeException e) {
+            // init does the work again and reports what fails
         }
     }
 
@@ -61,6 +110,7 @@ public final class Bootstrap {
             return -Errno.EINVAL;
         }
         LogSink.bind(services.printOnLevel());
+        prepared(services.pluginName());
         int rc = HookDispatcher.guarded(services, "bootstrap", () -> start(services, PREPARED.remove(services.pluginName())));
         HelperProcess.discardUnadopted();
         LogSink.drain();

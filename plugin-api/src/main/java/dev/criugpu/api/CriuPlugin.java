@@ -32,6 +32,14 @@ public interface CriuPlugin {
     }
 
     /**
+     * Links, loads or initialises what criu's main thread will soon need, on a thread of its own that nobody waits for
+     * (only where there are CPUs to spare: {@link HookStubs#ahead()}), after the JVM's own first FFM uses were made:
+     * whatever it has done by then the main thread need not do. Nothing here may fail the command or change state.
+     */
+    default void warmUp(Stage stage) {
+    }
+
+    /**
      * The command of a helper process that a dump of this plugin always starts ({@link HelperProcess#command}, with
      * {@link HelperProcess#SOCKET_WORD} for its socket and {@link HelperProcess#CRIU_PID_WORD} for criu's pid), or
      * empty. make-aot.sh writes it to {@code java/<name>.helper}, and the shim starts it before criu's JVM

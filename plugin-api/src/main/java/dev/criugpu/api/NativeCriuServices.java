@@ -13,6 +13,7 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.stream.Collectors;
@@ -24,8 +25,17 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 /** {@link CriuServices} inside criu: calls the functions criu exports, at the addresses the shim found. */
 final class NativeCriuServices implements CriuServices {
     private static final Linker LINKER = Linker.nativeLinker();
-    private static final MethodHandle DLSYM = LINKER.defaultLookup().find("dlsym")
-            .map(a -> LINKER.downcallHandle(a, FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS))).orElse(null);
+    private static final Optional<Downcall> DLSYM = LINKER.defaultLookup().find("dlsym")
+            .map(a -> new Downcall(a, FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS)));
+    /** print_on_level(level, "%s", line): variadic from its second argument on. */
+    private static final FunctionDescriptor PRINT = FunctionDescriptor.ofVoid(JAVA_INT, ADDRESS, ADDRESS);
+    private static final Linker.Option PRINT_VARIADIC = Linker.Option.firstVariadicArg(2);
+    /** log_get_loglevel and criu_get_image_dir. */
+    private static final FunctionDescriptor INT_OF_NOTHING = FunctionDescriptor.of(JAVA_INT);
+    /** add_inventory_plugin. */
+    private static final FunctionDescriptor INT_OF_STRING = FunctionDescriptor.of(JAVA_INT, ADDRESS);
+    /** set_compel_interrupt_only_mode. */
+    private static final FunctionDescriptor VOID_OF_NOTHING = FunctionDescriptor.ofVoid();
 
     private final MemorySegment struct;
     private final String pluginName;
@@ -42,15 +52,49 @@ final class NativeCriuServices implements CriuServices {
         this.pluginName = criu_gpu_services.plugin_name(struct).reinterpret(256).getString(0);
         this.stage = Stage.of(criu_gpu_services.stage(struct));
         this.pluginDir = Path.of(criu_gpu_services.plugin_dir(struct).reinterpret(4096).getString(0));
-        this.printOnLevel = printer(handle(criu_gpu_services.print_on_level(struct),
-                FunctionDescriptor.ofVoid(JAVA_INT, ADDRESS, ADDRESS), Linker.Option.firstVariadicArg(2)));
-        this.criuGetImageDir = later(criu_gpu_services.criu_get_image_dir(struct), FunctionDescriptor.of(JAVA_INT));
-        this.addInventoryPlugin = later(criu_gpu_services.add_inventory_plugin(struct),
-                FunctionDescriptor.of(JAVA_INT, ADDRESS));
-        this.setInterruptOnly = later(criu_gpu_services.set_compel_interrupt_only_mode(struct),
-                FunctionDescriptor.ofVoid());
-        MethodHandle getLevel = handle(criu_gpu_services.log_get_loglevel(struct), FunctionDescriptor.of(JAVA_INT));
-        this.criuLogLevel = getLevel == null ? LogLevel.INFO.id : (int) invoke(getLevel);
+        this.printOnLevel = printer(handle(criu_gpu_services.print_on_level(struct), PRINT, PRINT_VARIADIC));
+        this.criuGetImageDir = later(criu_gpu_services.criu_get_image_dir(struct), INT_OF_NOTHING);
+        this.addInventoryPlugin = later(criu_gpu_services.add_inventory_plugin(struct), INT_OF_STRING);
+        this.setInterruptOnly = later(criu_gpu_services.set_compel_interrupt_only_mode(struct), VOID_OF_NOTHING);
+        MethodHandle getLevel = handle(criu_gpu_services.log_get_loglevel(struct), INT_OF_NOTHING);
+        this.criuLogLevel = getLevel == null ? LogLevel.INFO.id : intOf(getLevel);
+    }
+
+    /**
+     * What the constructor and a plugin's init do first with native memory, done on another thread while criu's
+     * main thread is still on its way there (issue 23): the JVM links a call shape once and caches it, so the main
+     * thread then finds the shapes linked, or waits for the link in progress. The first reads of the services
+     * struct and the first C strings spin classes too. Calls nothing of criu's: print_on_level is not thread-safe.
+     */
+    static void warmUp() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment struct = arena.allocate(criu_gpu_services.layout());
+            criu_gpu_services.set(struct, "plugin_name", arena.allocateFrom("warm-up"));
+            criu_gpu_services.plugin_name(struct).reinterpret(256).getString(0);
+            criu_gpu_services.stage(struct);
+        }
+        SymbolLookup libc = LINKER.defaultLookup();
+        LINKER.downcallHandle(PRINT, PRINT_VARIADIC);
+        LINKER.downcallHandle(VOID_OF_NOTHING);
+        // harmless calls of the other shapes: getpid as log_get_loglevel, atoi as add_inventory_plugin (called at a
+        // dump's first CUDA task), and an empty handle as print_on_level's call site
+        MethodHandle getpid = LINKER.downcallHandle(libc.find("getpid").orElseThrow(), INT_OF_NOTHING);
+        MethodHandle atoi = LINKER.downcallHandle(libc.find("atoi").orElseThrow(), INT_OF_STRING);
+        try (Arena arena = Arena.ofConfined()) {
+            MethodHandles.empty(PRINT.toMethodType()).invokeExact(0, MemorySegment.NULL, MemorySegment.NULL);
+            int pid = (int) getpid.invokeExact();
+            int zero = (int) atoi.invokeExact(arena.allocateFrom("0"));
+        } catch (Throwable t) {
+            throw new IllegalStateException("warm-up call failed", t);
+        }
+    }
+
+    private static int intOf(MethodHandle intOfNothing) {
+        try {
+            return (int) intOfNothing.invokeExact();
+        } catch (Throwable t) {
+            throw new IllegalStateException("call into criu failed", t);
+        }
     }
 
     private static MethodHandle handle(MemorySegment address, FunctionDescriptor fd, Linker.Option... options) {
@@ -71,14 +115,6 @@ final class NativeCriuServices implements CriuServices {
                 throw new IllegalStateException("print_on_level", t);
             }
         };
-    }
-
-    private static Object invoke(MethodHandle mh, Object... args) {
-        try {
-            return mh.invokeWithArguments(args);
-        } catch (Throwable t) {
-            throw new IllegalStateException("call into criu failed", t);
-        }
     }
 
     @Override
@@ -134,7 +170,7 @@ final class NativeCriuServices implements CriuServices {
     @Override
     public Optional<Integer> imageDirFd() {
         if (criuGetImageDir == null) return Optional.empty();
-        int fd = (int) invoke(criuGetImageDir.handle());
+        int fd = intOf(criuGetImageDir.handle());
         return fd < 0 ? Optional.empty() : Optional.of(fd);
     }
 
@@ -178,7 +214,11 @@ final class NativeCriuServices implements CriuServices {
     @Override
     public boolean setCompelInterruptOnlyMode() {
         if (setInterruptOnly == null) return false;
-        invoke(setInterruptOnly.handle());
+        try {
+            setInterruptOnly.handle().invokeExact();
+        } catch (Throwable t) {
+            throw new IllegalStateException("call into criu failed", t);
+        }
         return true;
     }
 
@@ -187,9 +227,9 @@ final class NativeCriuServices implements CriuServices {
      * dlsym(RTLD_DEFAULT, name).
      */
     private static Optional<MemorySegment> criuExport(String name) {
-        if (DLSYM == null) return Optional.empty();
+        if (DLSYM.isEmpty()) return Optional.empty();
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment a = (MemorySegment) DLSYM.invokeExact(MemorySegment.NULL, arena.allocateFrom(name));
+            MemorySegment a = (MemorySegment) DLSYM.get().handle().invokeExact(MemorySegment.NULL, arena.allocateFrom(name));
             return a.equals(MemorySegment.NULL) ? Optional.empty() : Optional.of(a);
         } catch (Throwable t) {
             return Optional.empty();

@@ -31,6 +31,14 @@ public final class Training {
         return LogLevel.MSG.id;
     }
 
+    /** Stands in for criu's print_on_level(level, "%s", line); drops the line (LogSink has taken System.out). */
+    static void print(int level, MemorySegment format, MemorySegment line) {
+    }
+
+    /** Stands in for criu's set_compel_interrupt_only_mode. */
+    static void interruptOnly() {
+    }
+
     /** Stands in for criu_get_image_dir. */
     private static int imageDirFd = -1;
 
@@ -39,6 +47,7 @@ public final class Training {
     }
 
     public static void main(String[] args) throws Throwable {
+        java.io.PrintStream out = System.out; // the bootstraps give System.out to criu's (here: dropped) log
         Linker linker = Linker.nativeLinker();
         Arena arena = Arena.global();
         MemorySegment logLevel = linker.upcallStub(
@@ -47,6 +56,13 @@ public final class Training {
         MemorySegment imageDir = linker.upcallStub(
                 MethodHandles.lookup().findStatic(Training.class, "imageDir", MethodType.methodType(int.class)),
                 FunctionDescriptor.of(JAVA_INT), arena);
+        MemorySegment print = linker.upcallStub(MethodHandles.lookup().findStatic(Training.class, "print",
+                MethodType.methodType(void.class, int.class, MemorySegment.class, MemorySegment.class)),
+                FunctionDescriptor.ofVoid(JAVA_INT, ADDRESS, ADDRESS), arena);
+        MemorySegment interruptOnly = linker.upcallStub(MethodHandles.lookup().findStatic(Training.class,
+                "interruptOnly", MethodType.methodType(void.class)), FunctionDescriptor.ofVoid(), arena);
+        // the path of a host with CPUs to spare, whatever this one has: its classes are the ones to load ahead
+        HookStubs.minCpusAhead = 0;
         Path images = Files.createTempDirectory("criu-gpu-training");
         try {
             // A one-task pstree.img, so a restore bootstrap reads an image as it does inside criu.
@@ -63,13 +79,15 @@ public final class Training {
                     criu_gpu_services.set(s, "plugin_name", arena.allocateFrom(plugin.name()));
                     criu_gpu_services.set(s, "plugin_dir", arena.allocateFrom(args.length > 0 ? args[0] : "."));
                     criu_gpu_services.set(s, "log_get_loglevel", logLevel);
+                    criu_gpu_services.set(s, "print_on_level", print);
+                    criu_gpu_services.set(s, "set_compel_interrupt_only_mode", interruptOnly);
                     MemorySegment table = arena.allocate(ADDRESS, Hook.TABLE_SLOTS);
                     criu_gpu_services.set(s, "hook_table", table);
                     criu_gpu_services.set(s, "criu_get_image_dir", imageDir);
                     Bootstrap.prepare(plugin.name(), stage.id, args.length > 0 ? args[0] : ".",
                             "/proc/self/fd/" + imageDirFd, null);
                     int rc = Bootstrap.start(s.address());
-                    System.out.println("training: " + plugin.name() + " " + stage + " bootstrap returned " + rc);
+                    out.println("training: " + plugin.name() + " " + stage + " bootstrap returned " + rc);
                     MemorySegment exit = table.getAtIndex(ADDRESS, Hook.EXIT_SLOT);
                     if (rc == 0 && !exit.equals(MemorySegment.NULL)) {
                         linker.downcallHandle(exit, HookStubs.EXIT_DESCRIPTOR).invokeExact(stage.id, 0);

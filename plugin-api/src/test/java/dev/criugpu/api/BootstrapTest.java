@@ -163,6 +163,25 @@ class BootstrapTest {
     }
 
     @Test
+    void withCpusToSparePrepareReturnsAtOnceAndInitWaitsForIt() {
+        HookStubs.minCpusAhead = 0;
+        java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(1);
+        RecordingPlugin.prepareGate = gate;
+        try {
+            Bootstrap.prepare("recording_plugin", Stage.RESTORE.id, "/nonexistent", null, null);
+            assertEquals(List.of(), RecordingPlugin.CALLS, "the plugin's prepare is still waiting on its own thread");
+            Threads.startDaemon("test-opens-the-gate", gate::countDown);
+            assertEquals(0, Bootstrap.start(services.address()));
+        } finally {
+            RecordingPlugin.prepareGate = null;
+            HookStubs.minCpusAhead = HookStubs.MIN_CPUS_AHEAD;
+        }
+        assertEquals(2, RecordingPlugin.CALLS.size(), RecordingPlugin.CALLS.toString());
+        assertTrue(RecordingPlugin.CALLS.get(0).startsWith("prepare RESTORE"), RecordingPlugin.CALLS.toString());
+        assertTrue(RecordingPlugin.CALLS.get(1).startsWith("init RESTORE LISTED @"), RecordingPlugin.CALLS.toString());
+    }
+
+    @Test
     void aPrepareForAPluginNotOnTheClassPathIsIgnored() {
         Bootstrap.prepare("no_such_plugin", Stage.DUMP.id, "/nonexistent", null, null);
         assertEquals(List.of(), RecordingPlugin.CALLS);

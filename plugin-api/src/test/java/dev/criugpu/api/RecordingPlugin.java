@@ -9,6 +9,8 @@ import java.util.Set;
 public final class RecordingPlugin implements CriuPlugin {
     static final List<String> CALLS = new ArrayList<>();
     static volatile int initResult;
+    /** When set, prepare waits for it before it records its call. */
+    static volatile java.util.concurrent.CountDownLatch prepareGate;
 
     @Override
     public String name() {
@@ -22,6 +24,12 @@ public final class RecordingPlugin implements CriuPlugin {
 
     @Override
     public void prepare(Stage stage, java.nio.file.Path pluginDir, java.util.Optional<java.nio.file.Path> imagesDir) {
+        java.util.concurrent.CountDownLatch gate = prepareGate;
+        try {
+            if (gate != null) gate.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         CALLS.add("prepare " + stage + " " + pluginDir + " @" + System.identityHashCode(this));
     }
 

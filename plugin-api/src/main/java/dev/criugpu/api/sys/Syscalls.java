@@ -84,6 +84,14 @@ public final class Syscalls {
         fileStat = bind(libc, "fstat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
     }
 
+    /**
+     * Links now the calls on files relative to a directory fd ({@link ImageFiles}), which a dump makes on criu's main
+     * thread from its init on: a plugin's prepare calls this on its own thread (issue 23).
+     */
+    public void linkDirectoryCalls() {
+        for (Downcall d : new Downcall[] {openat, renameat, unlinkat, fileStat}) d.handle();
+    }
+
     /** Found now, linked on first use: criu's start links only what it calls (issue 23). */
     private static Downcall bind(SymbolLookup lookup, String name, FunctionDescriptor d, Linker.Option... extra) {
         Linker.Option[] opts = new Linker.Option[extra.length + 1];
