@@ -195,12 +195,13 @@ class BoContentDumpTest {
         long fdsBefore = openFds();
         KfdSimulator.drmFault(MINOR_B, 0, DrmFault.FENCE_WAITS); // GPU 0xa002's first copy waits on its fence
         CriuException e;
-        try (ThreadSignals ctrlC = new ThreadSignals(signal_h.SIGINT)) {
-            ctrlC.raiseHere(); // pending on the hook's thread, blocked there as the shim blocks it
+        // SIGTERM, not SIGINT: a shell starts its background jobs with SIGINT ignored, and an ignored signal stops no wait
+        try (ThreadSignals stop = new ThreadSignals(signal_h.SIGTERM)) {
+            stop.raiseHere(); // pending on the hook's thread, blocked there as the shim blocks it
             e = assertThrows(CriuException.class, () -> dumper(0).dump(kfd, FILE_ID));
         }
         assertEquals(Errno.EINTR, e.errno());
-        assertEquals("criu received SIGINT while waiting for the SDMA copies of amdgpu-kfd-9.img; stopped waiting so"
+        assertEquals("criu received SIGTERM while waiting for the SDMA copies of amdgpu-kfd-9.img; stopped waiting so"
                 + " that criu can end", e.getMessage());
         assertFalse(KfdSimulator.paused(kfd), "the interrupted dump still unpauses");
         assertEquals(List.of(), imageFiles().stream().filter(f -> !f.endsWith(".partial")).toList(),

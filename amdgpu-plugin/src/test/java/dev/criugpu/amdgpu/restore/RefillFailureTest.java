@@ -229,14 +229,15 @@ class RefillFailureTest {
         assertEquals(0, plugin.init(Stage.RESTORE, criu), String.join("\n", criu.lines()));
         KfdSimulator.Task task = criu.spawnRestore(SimulatedGpuProcess.KFD_FILE);
         assertTrue(task.result() >= 0, "RESTORE_EXT_FILE in the task returned " + task.result());
-        try (ThreadSignals ctrlC = new ThreadSignals(signal_h.SIGINT)) {
-            ctrlC.raiseHere();
+        // SIGTERM, not SIGINT: a shell starts its background jobs with SIGINT ignored, and an ignored signal stops no wait
+        try (ThreadSignals stop = new ThreadSignals(signal_h.SIGTERM)) {
+            stop.raiseHere();
             assertEquals(-4, plugin.resumeDevicesLate(task.pid()));
         }
         assertEquals(SIGKILL, task.reap(false), "the task was killed, not left to run on half its GPU memory");
         List<String> errors = criu.lines(LogLevel.ERROR);
         assertEquals(1, errors.size(), errors.toString());
-        assertTrue(errors.getFirst().matches("pid " + task.pid() + ": GPU memory not restored: criu received SIGINT while"
+        assertTrue(errors.getFirst().matches("pid " + task.pid() + ": GPU memory not restored: criu received SIGTERM while"
                 + " waiting for the (AMD refill poller to take the last refill requests|GPU memory refill of"
                 + " amdgpu-kfd-5\\.img \\(pid \\d+\\)); stopped waiting so that criu can end; killed it so that it cannot"
                 + " run without its GPU state \\(this fails the restore\\)"), errors.getFirst());
