@@ -116,11 +116,15 @@ done
 echo
 echo "JVM start + bootstrap (criu log, plugin enabled -> Java side ready), and cuda_plugin enabled -> first hook PAUSE_DEVICES( on dump (ms):"
 echo
-echo "| variant | dump: enabled -> ready | restore: enabled -> ready | dump: cuda enabled -> PAUSE_DEVICES |"
-echo "|---|---|---|---|"
+echo "(restore: enabled -> criu forks is what the restore's init costs before criu creates a task: since DESIGN rule 1"
+echo "the probe's JVM; enabled -> ready then counts the probe's first Java line)"
+echo
+echo "| variant | dump: enabled -> ready | restore: enabled -> ready | restore: enabled -> criu forks | dump: cuda enabled -> PAUSE_DEVICES |"
+echo "|---|---|---|---|---|"
 for variant in "${FORCED[@]}"; do
     echo "| $variant | $(rounds_delta "$variant" dump.log "enabled \\(forced" "Java side ready for DUMP") |" \
         "$(rounds_delta "$variant" restore.log "enabled \\(forced" "Java side ready for RESTORE") |" \
+        "$(rounds_delta "$variant" restore.log "enabled \\(forced" "Forking task with") |" \
         "$(rounds_delta "$variant" dump.log "cuda_plugin: enabled" "hook PAUSE_DEVICES\\(") |"
 done
 echo

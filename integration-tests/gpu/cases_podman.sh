@@ -197,3 +197,30 @@ case_podman_no_plugins() {
     pass "$name"
     note "TIME $name checkpoint=$T_DUMP rc=$rc criu: ${err:-no error}"
 }
+
+# case_podman_rounds NAME: the same container checkpointed (--keep) and restored in place PODMAN_ROUNDS times in a
+# row (default 20), the counter going on each time. A container's restore is a namespace restore: the restore that
+# hung when criu's JVM ran while criu cloned the first task (DESIGN rule 1); a hang ends in PODMAN_CMD_TIMEOUT. Each
+# restore.log must say that criu cloned its first task single-threaded.
+case_podman_rounds() {
+    local name="$1" rounds="${PODMAN_ROUNDS:-20}" i at_dump dumps=() restores=()
+    if ! start_container "$name"; then fail "$name" "$CKPT_WHY"; remove_container "$name"; return; fi
+    for ((i = 1; i <= rounds; i++)); do
+        if ! podman_checkpoint "$name" --keep; then
+            fail "$name" "round $i: podman container checkpoint failed: $(podman_error "$name" dump)"; remove_container "$name"; return
+        fi
+        at_dump=$(last_tick "$PLOG" p)
+        if ! checkpointed_with_plugins "$name"; then fail "$name" "round $i: $CKPT_WHY"; remove_container "$name"; return; fi
+        if ! podman_restore "$name" --keep || ! restored_and_working "$name" "$at_dump"; then
+            fail "$name" "round $i: $CKPT_WHY"; remove_container "$name"; return
+        fi
+        if ! log_has "$name" restore "criu cloned the restore's first task single-threaded" "fork-safety"; then
+            fail "$name" "round $i: $CKPT_WHY"; remove_container "$name"; return
+        fi
+        cp "$LOGS/$name.restore.log" "$LOGS/$name.restore.$i.log" 2>/dev/null
+        dumps+=("$T_DUMP"); restores+=("$T_RESTORE")
+    done
+    stop_container "$name" || { fail "$name" "no clean exit after $rounds rounds"; return; }
+    pass "$name"
+    note "TIME $name rounds=$rounds checkpoint=${dumps[*]} restore=${restores[*]}"
+}

@@ -8,6 +8,7 @@
 #   podman-checkpoint   checkpoint --keep + restore in place: counter continues, pattern verifies, plugin lines
 #   podman-export       checkpoint --export, podman rm, restore --import: the same
 #   podman-no-plugins   /usr/lib/criu moved away: the checkpoint fails with criu's error, the container runs on
+#   podman-rounds       (only when asked for) checkpoint + restore in place PODMAN_ROUNDS (20) times in a row
 # PODMAN_CPU_ONLY=1 runs the same with a shell counter and no GPU (the plugins load and disable themselves; the
 # no-plugins case checkpoints with --leave-running and must succeed): the wiring, testable without a GPU. With
 # PODMAN_CPU_CDI=1 as well, the CPU containers also get the CDI devices and libraries found on the machine (on the
@@ -142,6 +143,7 @@ for c in $CASES; do
         checkpoint) case_podman_checkpoint podman-checkpoint ;;
         export) case_podman_export podman-export ;;
         no-plugins) case_podman_no_plugins podman-no-plugins ;;
+        rounds) case_podman_rounds podman-rounds ;;
         *) fail "$c" "unknown case (PODMAN_CASES)" ;;
     esac
 done

@@ -19,8 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <linux/futex.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,7 +34,7 @@
 /* Facts from criu-plugin.h (not included: the shim builds without libcriu-dev); SHIM_* come from the Makefile. */
 enum { STAGE_DUMP = 0, STAGE_PRE_DUMP = 1, STAGE_RESTORE = 2, LOG_ERROR = 1, LOG_WARN = 2, LOG_INFO = 3, LOG_DEBUG = 4 };
 enum { DUMP_EXT_FILE = 2, RESTORE_EXT_FILE = 3, HANDLE_DEVICE_VMA = 7, UPDATE_VMA_MAP = 8, RESUME_DEVICES_LATE = 9 };
-enum { PAUSE_DEVICES = 10, CHECKPOINT_DEVICES = 11, MAX_HOOKS = 15, FALLBACK_HOOK_COUNT = 12 /* criu 4.0 */ };
+enum { PAUSE_DEVICES = 10, CHECKPOINT_DEVICES = 11, POST_FORKING = 12, MAX_HOOKS = 15, FALLBACK_HOOK_COUNT = 12 /* criu 4.0 */ };
 #define JAVA_HOME_OPTION "-Dcriu.gpu.java.home="
 #define NS_LAST_PID "/proc/sys/kernel/ns_last_pid"
 
@@ -45,16 +48,20 @@ typedef struct {
 
 static struct {
 	bool enabled, java_ready; /* the gate said yes; Bootstrap filled the hook table */
+	bool java_deferred, listed; /* a restore's JVM starts at POST_FORKING; inventory.img lists this plugin */
 	pid_t criu_pid;           /* criu's main process and thread; any other pid is a forked child */
 	int criu_hook_count;
-	struct criu_gpu_services services;
+	struct criu_gpu_services *svc; /* private_services, or on a restore the head of the area shared with children */
+	uint32_t *plan_state;          /* in that area: PLAN_*, for children waiting on criu's JVM */
 	void *java_table[CRIU_GPU_TABLE_SLOTS];
 	char plugin_dir[PATH_MAX];
 } g;
 
+static struct criu_gpu_services private_services;
+
 __attribute__((format(printf, 2, 3))) static void shim_log(unsigned int level, const char *fmt, ...)
 {
-	void (*print)(unsigned int, const char *, ...) = g.services.print_on_level;
+	void (*print)(unsigned int, const char *, ...) = g.svc ? g.svc->print_on_level : NULL;
 	const char *prefix = level == LOG_ERROR ? "Error (" SHIM_PLUGIN_NAME "): " : SHIM_PLUGIN_NAME ": ";
 	char line[1024];
 	va_list ap;
@@ -142,21 +149,62 @@ static int t_resume_devices_late(int pid) FORWARD(RESUME_DEVICES_LATE, t_resume_
 static int t_pause_devices(int pid) FORWARD(PAUSE_DEVICES, t_pause_devices, pid)
 static int t_checkpoint_devices(int pid) FORWARD(CHECKPOINT_DEVICES, t_checkpoint_devices, pid)
 
-/* Hooks criu calls inside a forked child (DESIGN rule 1): never Java, only the plan Java left before the fork. */
+/*
+ * Where a restore's plan stands, in the memory criu's children share with criu (DESIGN rule 1): criu's JVM writes the
+ * plan at POST_FORKING, while the tasks criu forked go on by themselves (the root task moves the tree past the forking
+ * stage without waiting for criu's main process), so a child that reaches a hook first waits here for the verdict.
+ */
+enum { PLAN_NOT_DEFERRED = 0, PLAN_PENDING = 1, PLAN_READY = 2, PLAN_FAILED = 3 };
+#define PLAN_WAIT_SECONDS 300 /* a JVM start is well under a second; only a criu gone without a word takes this long */
+
+static void set_plan_state(uint32_t state)
+{
+	if (!g.plan_state)
+		return;
+	__atomic_store_n(g.plan_state, state, __ATOMIC_RELEASE);
+	syscall(SYS_futex, g.plan_state, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* In a child: true once the plan (or the lack of one) is final, false if criu's JVM failed or never answered. */
+static bool plan_settled(void)
+{
+	uint32_t state;
+
+	for (int waited = 0; g.plan_state && (state = __atomic_load_n(g.plan_state, __ATOMIC_ACQUIRE)) == PLAN_PENDING;) {
+		struct timespec second = { .tv_sec = 1 };
+		if (waited++ == PLAN_WAIT_SECONDS) {
+			shim_log(LOG_ERROR, "pid %d: criu's JVM did not write the restore's plan within %d s", (int)getpid(),
+				 PLAN_WAIT_SECONDS);
+			return false;
+		}
+		syscall(SYS_futex, g.plan_state, FUTEX_WAIT, PLAN_PENDING, &second, NULL, 0);
+	}
+	return !g.plan_state || state != PLAN_FAILED;
+}
+
+/* Hooks criu calls inside a forked child (DESIGN rule 1): never Java, only the plan Java wrote for it. */
 static int t_restore_ext_file(int id)
 {
-	return g.enabled && g.services.child_plan ? gpu_plan_restore_ext_file(g.services.child_plan, id) : -ENOTSUP;
+	if (!g.enabled)
+		return -ENOTSUP;
+	if (!plan_settled())
+		return -EIO;
+	return g.svc->child_plan ? gpu_plan_restore_ext_file(g.svc->child_plan, id) : -ENOTSUP;
 }
 
 static int t_update_vma_map(const char *path, uint64_t addr, uint64_t old_pgoff, uint64_t *new_pgoff, int *plugin_fd)
 {
-	return g.enabled && g.services.child_plan
-		       ? gpu_plan_update_vma_map(g.services.child_plan, path, addr, old_pgoff, new_pgoff, plugin_fd)
-		       : -ENOTSUP;
+	if (!g.enabled)
+		return -ENOTSUP;
+	if (!plan_settled())
+		return -EIO;
+	return g.svc->child_plan ? gpu_plan_update_vma_map(g.svc->child_plan, path, addr, old_pgoff, new_pgoff, plugin_fd)
+				 : -ENOTSUP;
 }
 
 static int shim_init(int stage);
 static void shim_exit(int stage, int ret);
+static int t_post_forking(void);
 
 /* The hooks some plugin serves; criu gets those of this vendor's SHIM_HOOK_MASK. */
 static void *const trampolines[MAX_HOOKS] = {
@@ -200,6 +248,8 @@ __attribute__((constructor)) static void shim_load(void)
 	for (unsigned int i = 0; i < CR_PLUGIN_DESC.max_hooks; i++)
 		if (SHIM_HOOK_MASK & (1u << i))
 			CR_PLUGIN_DESC.hooks[i] = trampolines[i];
+	if (CR_PLUGIN_DESC.max_hooks > POST_FORKING) /* the shim's own: where a restore's JVM starts (DESIGN rule 1) */
+		CR_PLUGIN_DESC.hooks[POST_FORKING] = (void *)t_post_forking;
 }
 
 /* Why ST (a directory, symlink or file on the way to what the plugins load) is not trusted, or NULL: it must belong
@@ -577,7 +627,7 @@ static void prepare(JNIEnv *env, jclass cls, const char *helper)
 {
 	jmethodID m = (*env)->GetStaticMethodID(env, cls, "prepare",
 						"(Ljava/lang/String;ILjava/lang/String;Ljava/lang/String;Ljava/lang/String;)V");
-	int (*image_dir)(void) = (int (*)(void))g.services.criu_get_image_dir;
+	int (*image_dir)(void) = (int (*)(void))g.svc->criu_get_image_dir;
 	int fd = image_dir ? image_dir() : -1;
 	char images[64];
 	jstring name = m ? (*env)->NewStringUTF(env, SHIM_PLUGIN_NAME) : NULL;
@@ -588,7 +638,7 @@ static void prepare(JNIEnv *env, jclass cls, const char *helper)
 	if (dir && fd >= 0)
 		img = (*env)->NewStringUTF(env, images);
 	if (dir)
-		(*env)->CallStaticVoidMethod(env, cls, m, name, (jint)g.services.stage, dir, img, early);
+		(*env)->CallStaticVoidMethod(env, cls, m, name, (jint)g.svc->stage, dir, img, early);
 	if ((*env)->ExceptionCheck(env))
 		(*env)->ExceptionClear(env);
 	if (name)
@@ -621,7 +671,7 @@ static int bootstrap(JNIEnv *env, const char *helper, struct timespec *t, char *
 	if (cls)
 		prepare(env, cls, helper), prepared = ms_since(t);
 	start = cls ? (*env)->GetStaticMethodID(env, cls, "start", "(J)I") : NULL;
-	int rc = start ? (*env)->CallStaticIntMethod(env, cls, start, (jlong)(intptr_t)&g.services) : -ENOENT;
+	int rc = start ? (*env)->CallStaticIntMethod(env, cls, start, (jlong)(intptr_t)g.svc) : -ENOENT;
 	/* where criu's wait for Java went (issue 23): the JVM, the plugin's prepare, its init */
 	shim_log(LOG_DEBUG, "JVM ready in %.1f ms, Bootstrap.prepare %.1f ms, Bootstrap.start %.1f ms", created,
 		 prepared, ms_since(t));
@@ -687,15 +737,115 @@ static enum criu_gpu_claim claim_inventory(void)
 	return CRIU_GPU_CLAIM_NOT_LISTED;
 }
 
+/*
+ * DESIGN rule 1: criu creates a restore's first task with a raw clone (no fork handlers run), so a libc lock that any
+ * other thread of criu holds at that instant (a malloc arena's, measured) stays locked in the task forever, and its
+ * own fork() hangs. So no JVM runs in criu before that clone: criu's JVM starts at POST_FORKING, which criu 4.2+ calls
+ * in its main process right after it. What must be decided before the fork (whether the restore can be carried out at
+ * all) is decided by the probe: a copy of criu, forked while criu is still single-threaded, that runs the plugin's
+ * restore init with a JVM of its own in check-only mode, says why in criu's log and exits. Its exit status is the
+ * verdict; its pids are free again once it is reaped, before criu forks anything.
+ */
+enum { PROBE_REFUSED = 10, PROBE_NO_JVM = 11 };
+
+static int probe_restore(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	pid_t child = fork();
+	int status = 0;
+
+	if (child < 0)
+		return shim_log(LOG_ERROR, "cannot fork the restore probe: %s", strerror(errno)), -EIO;
+	if (child == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != g.criu_pid) /* criu is already gone */
+			_exit(PROBE_NO_JVM);
+		private_services = *g.svc;
+		private_services.flags |= CRIU_GPU_FLAG_RESTORE_CHECK;
+		private_services.plan_region = NULL;
+		private_services.plan_region_size = 0;
+		g.svc = &private_services;
+		g.criu_pid = getpid();
+		int rc = start_java(true, NULL);
+		_exit(rc == 0 ? 0 : rc == -ECANCELED ? PROBE_REFUSED : PROBE_NO_JVM);
+	}
+	while (waitpid(child, &status, 0) < 0)
+		if (errno != EINTR)
+			return shim_log(LOG_ERROR, "lost the restore probe (pid %d): %s", (int)child, strerror(errno)), -EIO;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return shim_log(LOG_INFO, "the restore probe (pid %d) found nothing against this restore in %.0f ms; "
+				"criu's JVM starts after criu's first fork", (int)child, ms_since(&t)), 0;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == PROBE_REFUSED)
+		return -ECANCELED; /* it logged why */
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != PROBE_NO_JVM)
+		shim_log(LOG_ERROR, "the restore probe (pid %d) %s %d", (int)child,
+			 WIFSIGNALED(status) ? "was killed by signal" : "exited with", WIFSIGNALED(status) ? WTERMSIG(status)
+			 : WEXITSTATUS(status));
+	return -EIO;
+}
+
+/* Head of the restore's shared area, the rest is the plan's (256 MiB of address space; only pages written cost). */
+#define SHARED_AREA_BYTES (256ul << 20)
+#define SHARED_HEAD_BYTES 4096ul
+
+static struct criu_gpu_services *shared_services(void)
+{
+	void *area = mmap(NULL, SHARED_AREA_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return area == MAP_FAILED ? NULL : area;
+}
+
+/* The number of threads of this process (/proc/self/status), or -1. */
+static long own_threads(void)
+{
+	char buf[4096];
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	char *line = n > 0 ? (buf[n] = '\0', strstr(buf, "\nThreads:")) : NULL;
+
+	if (fd >= 0)
+		close(fd);
+	return line ? strtol(line + strlen("\nThreads:"), NULL, 10) : -1;
+}
+
+/* criu's main process, right after it cloned the restore's first task: criu's JVM starts now (probe_restore). */
+static int t_post_forking(void)
+{
+	if (!g.enabled || !g.java_deferred || getpid() != g.criu_pid)
+		return -ENOTSUP;
+	g.java_deferred = false;
+	long threads = own_threads();
+	if (dlsym(RTLD_DEFAULT, "JNI_GetCreatedJavaVMs")) /* the other plugin's POST_FORKING started it just now */
+		shim_log(LOG_INFO, "joins the JVM started after criu's first fork");
+	else if (threads == 1)
+		shim_log(LOG_INFO, "criu cloned the restore's first task single-threaded; its JVM starts now");
+	else
+		shim_log(LOG_WARN, "criu had %ld threads when it cloned the restore's first task: something besides this "
+			 "plugin runs threads in criu (DESIGN rule 1)", threads);
+	g.svc->plan_region = (char *)g.svc + SHARED_HEAD_BYTES;
+	g.svc->plan_region_size = SHARED_AREA_BYTES - SHARED_HEAD_BYTES;
+	int rc = start_java(true, NULL);
+	set_plan_state(rc && (rc == -ECANCELED || g.listed) ? PLAN_FAILED : PLAN_READY);
+	if (rc && (rc == -ECANCELED || g.listed))
+		return rc; /* criu kills the tasks it forked and fails the restore */
+	if (rc) /* criu chained the hooks at init: they stay, and answer -ENOTSUP */
+		g.enabled = false, shim_log(LOG_INFO, "disabled: the JVM did not start");
+	return -ENOTSUP; /* criu stops at the first plugin that answers anything else: the other one must start too */
+}
+
 static int shim_init(int stage)
 {
 	const char *force = secure_getenv("CRIU_GPU_PLUGIN_FORCE");
 	bool forced = force && !strcmp(force, "1"), hw = access(SHIM_HW_PATH, F_OK) == 0;
+	struct criu_gpu_services *shared = stage == STAGE_RESTORE ? shared_services() : NULL;
 
 	memset(g.java_table, 0, sizeof(g.java_table));
-	g.enabled = g.java_ready = false;
+	g.enabled = g.java_ready = g.java_deferred = false;
+	g.plan_state = NULL;
 	g.criu_pid = getpid();
-	g.services = (struct criu_gpu_services){
+	g.svc = shared ? shared : &private_services;
+	*g.svc = (struct criu_gpu_services){
 		.size = sizeof(struct criu_gpu_services),
 		.stage = (uint32_t)stage,
 		.criu_hook_count = (uint32_t)(g.criu_hook_count > 0 ? g.criu_hook_count : 0),
@@ -712,11 +862,11 @@ static int shim_init(int stage)
 		.set_compel_interrupt_only_mode = dlsym(RTLD_DEFAULT, "set_compel_interrupt_only_mode"),
 		.compel_wait_task = dlsym(RTLD_DEFAULT, "compel_wait_task"),
 	};
-	bool listed = g.services.inventory_claim == CRIU_GPU_CLAIM_LISTED;
+	bool listed = g.listed = g.svc->inventory_claim == CRIU_GPU_CLAIM_LISTED;
 
 	if (stage == STAGE_PRE_DUMP)
 		return DISABLE("pre-dump saves no device state");
-	if (g.services.inventory_claim == CRIU_GPU_CLAIM_NOT_LISTED && !forced)
+	if (g.svc->inventory_claim == CRIU_GPU_CLAIM_NOT_LISTED && !forced)
 		return DISABLE("the image holds no %s state", SHIM_HW_WHAT);
 	if (!hw && !forced && !listed)
 		return DISABLE("no %s (%s absent)", SHIM_HW_NAME, SHIM_HW_PATH);
@@ -726,10 +876,22 @@ static int shim_init(int stage)
 	}
 	g.enabled = true;
 	shim_log(LOG_INFO, "enabled%s", forced ? " (forced by CRIU_GPU_PLUGIN_FORCE=1)" : "");
-	/* Java starts now, on restore too: a restore the plugin cannot carry out (missing GPU, bad device map) is
-	 * refused before criu forks anything, with images and pids untouched (DESIGN rule 3). */
-	int rc = start_java(stage == STAGE_RESTORE, stage == STAGE_DUMP ? launch_helper() : NULL);
-
+	int rc;
+	if (stage == STAGE_RESTORE && shared && CR_PLUGIN_DESC.hooks[POST_FORKING]) {
+		/* a restore the plugin cannot carry out (missing GPU, bad device map) is refused now, before criu forks
+		 * anything, with images and pids untouched (DESIGN rule 3); criu's JVM starts after the fork (rule 1) */
+		if ((rc = probe_restore()) == 0) {
+			g.plan_state = (uint32_t *)((char *)shared + SHARED_HEAD_BYTES / 2);
+			set_plan_state(PLAN_PENDING);
+			return g.java_deferred = true, 0;
+		}
+	} else {
+		if (stage == STAGE_RESTORE)
+			shim_log(LOG_WARN, "%s: the JVM starts before criu forks the restored tasks, whose own forks (namespaces, "
+				 "helpers) can then hang on a lock a JVM thread held (criu 4.2 or newer has POST_FORKING)",
+				 shared ? "this criu has no POST_FORKING hook" : "no shared memory for the plan");
+		rc = start_java(stage == STAGE_RESTORE, stage == STAGE_DUMP ? launch_helper() : NULL);
+	}
 	if (rc == -ECANCELED || (rc && listed))
 		return rc; /* the Java side refused, or the image needs us and we cannot run */
 	return rc ? DISABLE("the JVM did not start") : 0;

@@ -11,6 +11,9 @@
 #define CRIU_GPU_EXIT_SLOT 15
 
 #define CRIU_GPU_FLAG_FORCED 1u
+/* This init runs in the restore probe: a copy of criu forked before any JVM exists in criu, which only decides
+ * whether the restore can be carried out and then exits (DESIGN rule 1). */
+#define CRIU_GPU_FLAG_RESTORE_CHECK 2u
 
 /* Values of inventory_claim: the order of dev.criugpu.api.InventoryClaim. */
 enum criu_gpu_claim {
@@ -41,6 +44,13 @@ struct criu_gpu_services {
 	 * native/plan/gpu_plan.h) the shim's executor runs for RESTORE_EXT_FILE and UPDATE_VMA_MAP in forked children.
 	 */
 	void *child_plan;
+	/*
+	 * Memory shared with criu's forked children (MAP_SHARED, mapped before criu forks; this struct lives in it too):
+	 * on a restore the plan is written after criu forked its first task, and the children still read it. NULL
+	 * where there is none (dump, the probe).
+	 */
+	void *plan_region;
+	uint64_t plan_region_size;
 };
 
 #endif

@@ -203,7 +203,7 @@ public final class CudaPlugin implements CriuPlugin {
         try {
             RestoreImages images = restoreProbes != null ? restoreProbes.images(dir) : null;
             if (images == null) images = RestoreImages.read(dir);
-            images.inherited().ifPresent(entry -> {
+            images.inherited().filter(entry -> !services.restoreCheckOnly()).ifPresent(entry -> {
                 childPlan = new ChildPlan("cuda");
                 InheritedPlan.addTo(childPlan, entry);
                 if (!services.setChildExecutor(childPlan)) {
@@ -228,6 +228,7 @@ public final class CudaPlugin implements CriuPlugin {
                 restore = null;
                 throw new CriuException(Errno.ENODEV, "CUDA restore refused, nothing was restored: " + why);
             });
+            if (services.restoreCheckOnly()) restore = null; // the probe's verdict is all it gives
             return 0;
         } catch (ImageException e) {
             throw new CriuException(Errno.EIO, e.getMessage());

@@ -1,6 +1,7 @@
 package dev.criugpu.api;
 
 import dev.criugpu.api.log.CriuLog;
+import dev.criugpu.api.sys.PlanMemory;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
@@ -127,8 +128,10 @@ public final class Bootstrap {
                     plugin.name(), services.hookMask(), javaMask));
         }
         CriuLog.register(plugin.getClass().getPackageName(), services);
+        services.planRegion().ifPresent(PlanMemory::shareWithChildren);
         int rc = plugin.init(services.stage(), services);
-        if (rc != 0) return rc;
+        // the probe's verdict is all it gives: its threads end with it, before criu forks (DESIGN rule 1)
+        if (rc != 0 || services.restoreCheckOnly()) return rc;
         if (services.stage() == Stage.RESTORE) PidGuard.checkRestore(services);
         stubs(plugin).install(new HookDispatcher(plugin, services), services.hookTable(), services.criuHookCount());
         return 0;

@@ -25,6 +25,16 @@ public interface CriuServices {
         return Faults.injected(this, fault);
     }
 
+    /**
+     * This init runs in the shim's restore probe: a copy of criu, forked before criu forks anything, that exits after
+     * init (DESIGN rule 1). The plugin decides whether the restore can be carried out, and refuses it if not, but
+     * changes nothing outside its own process: no plan, no fdstore entries, no files. criu's own init runs again,
+     * for real, at POST_FORKING.
+     */
+    default boolean restoreCheckOnly() {
+        return false;
+    }
+
     /** Number of hooks the running criu knows (13 for criu 4.2); 0 when unknown. */
     int criuHookCount();
 

@@ -133,6 +133,24 @@ final class NativeCriuServices implements CriuServices {
     }
 
     @Override
+    public boolean restoreCheckOnly() {
+        return (criu_gpu_services.flags(struct) & criu_gpu_services.FLAG_RESTORE_CHECK) != 0;
+    }
+
+    /** Whether the shim's struct is recent enough to have {@code field} (a pointer or a 64-bit number). */
+    private boolean holds(String field) {
+        return Integer.toUnsignedLong(criu_gpu_services.size(struct)) >= criu_gpu_services.offsetOf(field) + 8;
+    }
+
+    /** The memory the shim shares with criu's forked children, where it has any (a restore's JVM after the fork). */
+    Optional<MemorySegment> planRegion() {
+        if (!holds("plan_region_size")) return Optional.empty();
+        MemorySegment region = criu_gpu_services.plan_region(struct);
+        long size = criu_gpu_services.plan_region_size(struct);
+        return region.equals(MemorySegment.NULL) || size <= 0 ? Optional.empty() : Optional.of(region.reinterpret(size));
+    }
+
+    @Override
     public int criuHookCount() {
         return criu_gpu_services.criu_hook_count(struct);
     }
@@ -256,7 +274,7 @@ final class NativeCriuServices implements CriuServices {
      */
     @Override
     public boolean setChildExecutor(ChildPlan plan) {
-        if (Integer.toUnsignedLong(criu_gpu_services.size(struct)) < criu_gpu_services.layout().byteSize()) {
+        if (!holds("child_plan")) {
             log(LogLevel.ERROR, "the shim's services struct has no child_plan field (mismatched build)");
             return false;
         }

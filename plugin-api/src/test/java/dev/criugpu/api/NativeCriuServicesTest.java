@@ -59,8 +59,17 @@ class NativeCriuServicesTest {
     }
 
     @Test
-    void childPlanIsTheStructsLastField() {
-        assertEquals(criu_gpu_services.layout().byteSize() - 8, criu_gpu_services.offsetOf("child_plan"));
+    void fieldsAreOnlyEverAppended() {
+        assertEquals(criu_gpu_services.layout().byteSize() - 24, criu_gpu_services.offsetOf("child_plan"));
+        assertEquals(criu_gpu_services.layout().byteSize() - 8, criu_gpu_services.offsetOf("plan_region_size"));
+    }
+
+    @Test
+    void aShimWithoutTheSharedRegionGivesNone() {
+        criu_gpu_services.size(struct, (int) criu_gpu_services.offsetOf("plan_region"));
+        assertTrue(new NativeCriuServices(struct).planRegion().isEmpty());
+        criu_gpu_services.size(struct, (int) criu_gpu_services.layout().byteSize());
+        assertTrue(new NativeCriuServices(struct).planRegion().isEmpty(), "a NULL region is none");
     }
 
     @Test

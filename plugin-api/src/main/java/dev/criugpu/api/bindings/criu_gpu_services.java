@@ -6,6 +6,7 @@ import java.lang.foreign.MemorySegment;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * {@code struct criu_gpu_services} from native/src/criu_gpu_shim.h: what the shim hands Java at bootstrap.
@@ -13,6 +14,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
  */
 public final class criu_gpu_services {
     public static final int FLAG_FORCED = 1;
+    public static final int FLAG_RESTORE_CHECK = 2;
 
     private static final GroupLayout LAYOUT = MemoryLayout.structLayout(
             JAVA_INT.withName("size"),
@@ -30,7 +32,9 @@ public final class criu_gpu_services {
             ADDRESS.withName("add_inventory_plugin"),
             ADDRESS.withName("set_compel_interrupt_only_mode"),
             ADDRESS.withName("compel_wait_task"),
-            ADDRESS.withName("child_plan")
+            ADDRESS.withName("child_plan"),
+            ADDRESS.withName("plan_region"),
+            JAVA_LONG.withName("plan_region_size")
     ).withName("criu_gpu_services");
 
     private criu_gpu_services() {
@@ -74,6 +78,8 @@ public final class criu_gpu_services {
     }
     public static MemorySegment compel_wait_task(MemorySegment s) { return ptr(s, "compel_wait_task"); }
     public static MemorySegment child_plan(MemorySegment s) { return ptr(s, "child_plan"); }
+    public static MemorySegment plan_region(MemorySegment s) { return ptr(s, "plan_region"); }
+    public static long plan_region_size(MemorySegment s) { return s.get(JAVA_LONG, offsetOf("plan_region_size")); }
 
     /** Writers: child_plan is Java's to fill; the rest are used by tests and AOT training. */
     public static void stage(MemorySegment s, int v) { s.set(JAVA_INT, offsetOf("stage"), v); }

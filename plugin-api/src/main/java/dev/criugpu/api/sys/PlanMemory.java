@@ -12,6 +12,7 @@ import dev.criugpu.api.plan.PlanBuffer;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SegmentAllocator;
 import java.util.List;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
@@ -56,7 +57,31 @@ public final class PlanMemory implements AutoCloseable {
     /** What fills a buffer's guard bytes. */
     public static final byte GUARD = (byte) 0xa5;
 
+    /**
+     * Where plans are written in this process when criu's children must see a plan written after criu forked them:
+     * memory the shim mapped shared before the fork (a restore's JVM starts at POST_FORKING, DESIGN rule 1). Plans
+     * written there are never freed: criu's command ends with the restore.
+     */
+    private static volatile SegmentAllocator sharedWithChildren;
+
+    /** Every plan written from now on goes to {@code region}, which criu's forked children share (the shim's). */
+    public static synchronized void shareWithChildren(MemorySegment region) {
+        if (sharedWithChildren != null) return; // a second plugin's region: the first one's is shared as well
+        SegmentAllocator slices = SegmentAllocator.slicingAllocator(region);
+        sharedWithChildren = (size, align) -> {
+            synchronized (PlanMemory.class) {
+                try {
+                    return slices.allocate(size, align);
+                } catch (IndexOutOfBoundsException e) {
+                    throw new IllegalStateException("the plan needs more than the " + region.byteSize()
+                            + " bytes the shim shares with criu's children", e);
+                }
+            }
+        };
+    }
+
     private final Arena arena = Arena.ofShared();
+    private final SegmentAllocator alloc;
     private final int guardBytes;
     private MemorySegment plan;
 
@@ -71,6 +96,8 @@ public final class PlanMemory implements AutoCloseable {
     public PlanMemory(int guardBytes) {
         if (guardBytes < 0) throw new IllegalArgumentException("guard bytes " + guardBytes);
         this.guardBytes = guardBytes;
+        SegmentAllocator shared = sharedWithChildren;
+        this.alloc = shared != null ? shared : arena;
     }
 
     /** The segment behind a buffer of a plan, for a layout facade that fills it with a vendor's structs. */
@@ -80,7 +107,7 @@ public final class PlanMemory implements AutoCloseable {
 
     /** {@code bytes} zeroed bytes, aligned for any C scalar (and the guard bytes after them). */
     public PlanBuffer allocate(long bytes) {
-        MemorySegment s = arena.allocate(Math.max(1, bytes + guardBytes), 8);
+        MemorySegment s = alloc.allocate(Math.max(1, bytes + guardBytes), 8);
         s.asSlice(bytes).fill(GUARD);
         return new Buffer(s.asSlice(0, bytes));
     }
@@ -94,11 +121,11 @@ public final class PlanMemory implements AutoCloseable {
     /** Writes {@code struct gpu_plan}; the rows must not change afterwards. */
     public void write(String name, int slots, List<Program> programs, List<Mapping> mappings, List<PathClaim> paths) {
         if (plan != null) throw new IllegalStateException("the " + name + " plan is written already");
-        MemorySegment p = gpu_plan.allocate(arena);
+        MemorySegment p = gpu_plan.allocate(alloc);
         gpu_plan.version(p, gpu_plan_h.GPU_PLAN_VERSION());
-        gpu_plan.name(p, arena.allocateFrom(name));
+        gpu_plan.name(p, alloc.allocateFrom(name));
 
-        MemorySegment progs = gpu_plan_program.allocateArray(Math.max(1, programs.size()), arena);
+        MemorySegment progs = gpu_plan_program.allocateArray(Math.max(1, programs.size()), alloc);
         for (int i = 0; i < programs.size(); i++) {
             MemorySegment s = gpu_plan_program.asSlice(progs, i);
             gpu_plan_program.file_id(s, programs.get(i).fileId());
@@ -108,7 +135,7 @@ public final class PlanMemory implements AutoCloseable {
         gpu_plan.num_programs(p, programs.size());
         gpu_plan.programs(p, progs);
 
-        MemorySegment rows = gpu_plan_vma.allocateArray(Math.max(1, mappings.size()), arena);
+        MemorySegment rows = gpu_plan_vma.allocateArray(Math.max(1, mappings.size()), alloc);
         for (int i = 0; i < mappings.size(); i++) {
             MemorySegment r = gpu_plan_vma.asSlice(rows, i);
             gpu_plan_vma.addr(r, mappings.get(i).addr());
@@ -119,14 +146,14 @@ public final class PlanMemory implements AutoCloseable {
         gpu_plan.num_vmas(p, mappings.size());
         gpu_plan.vmas(p, rows);
 
-        MemorySegment claims = gpu_plan_path.allocateArray(Math.max(1, paths.size()), arena);
+        MemorySegment claims = gpu_plan_path.allocateArray(Math.max(1, paths.size()), alloc);
         for (int i = 0; i < paths.size(); i++) {
             MemorySegment c = gpu_plan_path.asSlice(claims, i);
-            gpu_plan_path.pattern(c, arena.allocateFrom(paths.get(i).pattern()));
+            gpu_plan_path.pattern(c, alloc.allocateFrom(paths.get(i).pattern()));
             gpu_plan_path.prefix(c, paths.get(i).prefix() ? 1 : 0);
             gpu_plan_path.reopen(c, paths.get(i).reopen() ? 1 : 0);
             String sub = paths.get(i).substitute();
-            gpu_plan_path.substitute(c, sub == null ? MemorySegment.NULL : arena.allocateFrom(sub));
+            gpu_plan_path.substitute(c, sub == null ? MemorySegment.NULL : alloc.allocateFrom(sub));
         }
         gpu_plan.num_paths(p, paths.size());
         gpu_plan.paths(p, claims);
@@ -135,13 +162,13 @@ public final class PlanMemory implements AutoCloseable {
     }
 
     private MemorySegment steps(List<Step> steps) {
-        MemorySegment array = gpu_plan_step.allocateArray(Math.max(1, steps.size()), arena);
+        MemorySegment array = gpu_plan_step.allocateArray(Math.max(1, steps.size()), alloc);
         for (int i = 0; i < steps.size(); i++) {
             Step st = steps.get(i);
             MemorySegment s = gpu_plan_step.asSlice(array, i);
             gpu_plan_step.op(s, st.op());
             gpu_plan_step.slot(s, st.slot());
-            gpu_plan_step.what(s, arena.allocateFrom(st.what()));
+            gpu_plan_step.what(s, alloc.allocateFrom(st.what()));
             if (st.buf() != null) {
                 gpu_plan_step.buf(s, segment(st.buf()));
                 gpu_plan_step.len(s, st.buf().byteSize());
@@ -154,7 +181,7 @@ public final class PlanMemory implements AutoCloseable {
             }
             if (st.fdOffsets() != null) {
                 long[] o = st.fdOffsets();
-                gpu_plan_step.fd_offsets(s, arena.allocateFrom(JAVA_LONG, o.length == 0 ? new long[1] : o));
+                gpu_plan_step.fd_offsets(s, alloc.allocateFrom(JAVA_LONG, o.length == 0 ? new long[1] : o));
             }
         }
         return array;
@@ -171,14 +198,14 @@ public final class PlanMemory implements AutoCloseable {
      * the executor makes there.
      */
     public MemorySegment context(PlanCalls calls) {
-        MemorySegment seam = gpu_plan_seam.allocate(arena);
+        MemorySegment seam = gpu_plan_seam.allocate(alloc);
         gpu_plan_seam.open(seam, calls.open());
         gpu_plan_seam.close(seam, calls.close());
         gpu_plan_seam.ioctl(seam, calls.ioctl());
         gpu_plan_seam.find_unused_fd(seam, calls.findUnusedFd());
         gpu_plan_seam.log(seam, calls.log());
         gpu_plan_seam.fdstore_get(seam, calls.fdstoreGet());
-        MemorySegment ctx = gpu_plan_child.allocate(arena);
+        MemorySegment ctx = gpu_plan_child.allocate(alloc);
         gpu_plan_child.plan(ctx, address());
         gpu_plan_child.seam(ctx, seam);
         return ctx;
