@@ -44,7 +44,6 @@ public final class Sockets {
     private static final int MSG_CMSG_CLOEXEC = 0x40000000;
     private static final int MFD_CLOEXEC = 1;
     private static final int F_DUPFD_CLOEXEC = 1030;
-    private static final int S_IFSOCK = 0140000;
     private static final int POSIX_SPAWN_SETSIGMASK = 0x08;
     private static final int POSIX_SPAWN_SETSID = 0x80;
     /** struct msghdr (LP64): name, namelen, iov, iovlen, control, controllen, flags. */
@@ -69,7 +68,6 @@ public final class Sockets {
     private static final Downcall FCNTL = bind("fcntl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT),
             Linker.Option.firstVariadicArg(2));
     private static final Downcall WAITPID = bind("waitpid", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
-    private static final Downcall GETEUID = bind("geteuid", FunctionDescriptor.of(JAVA_INT));
 
     private Sockets() {
     }
@@ -151,11 +149,11 @@ public final class Sockets {
         }
     }
 
-    /** Whether {@code fd} is open and a socket. */
+    /** Whether {@code fd} is open and a socket (by /proc: no call to link on the helper's way to its first line). */
     public static boolean isSocket(int fd) {
         try {
-            return (Syscalls.libc().fileStat(fd).mode() & Syscalls.S_IFMT) == S_IFSOCK;
-        } catch (SyscallException e) {
+            return java.nio.file.Files.readSymbolicLink(java.nio.file.Path.of("/proc/self/fd/" + fd)).toString().startsWith("socket:");
+        } catch (java.io.IOException | RuntimeException e) {
             return false;
         }
     }
@@ -181,13 +179,16 @@ public final class Sockets {
         }
     }
 
-    /** This process's effective uid. */
+    /** This process's effective uid, read from /proc (no call to link on the helper's way to its first line). */
     public static int effectiveUid() {
-        try (Arena a = Arena.ofConfined()) {
-            return (int) GETEUID.handle().invokeExact(a.allocate(CALL_STATE));
-        } catch (Throwable t) {
-            throw broken("geteuid", t);
+        try {
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
+                if (line.startsWith("Uid:")) return Integer.parseInt(line.substring(4).trim().split("\\s+")[1]);
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            // below
         }
+        throw new IllegalStateException("cannot read this process's uid from /proc/self/status");
     }
 
     /**
