@@ -22,6 +22,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <linux/futex.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -37,6 +38,9 @@ enum { DUMP_EXT_FILE = 2, RESTORE_EXT_FILE = 3, HANDLE_DEVICE_VMA = 7, UPDATE_VM
 enum { PAUSE_DEVICES = 10, CHECKPOINT_DEVICES = 11, POST_FORKING = 12, MAX_HOOKS = 15, FALLBACK_HOOK_COUNT = 12 /* criu 4.0 */ };
 #define JAVA_HOME_OPTION "-Dcriu.gpu.java.home="
 #define NS_LAST_PID "/proc/sys/kernel/ns_last_pid"
+#ifndef SYS_close_range
+#define SYS_close_range 436 /* the same on every architecture */
+#endif
 
 typedef struct {
 	const char *name;
@@ -425,33 +429,34 @@ static long proc_sys(const char *path, long set)
 /*
  * The plugin's helper (the CUDA agent), started before the JVM: its own JVM and driver library then come up beside
  * criu's instead of after it, off the first lock's path (issue 23: the dump waited 50-85 ms for the agent on the H100).
- * java/<plugin>.helper, written by make-aot.sh, holds its argv, one word per line; @SOCKET@ and @CRIU_PID@ stand for
- * the socket in a new directory only root can enter and criu's pid. Whether the dump uses it is Java's to decide (it
- * binds the socket, or removes the directory and the helper ends). As the Java launch does, the helper is never criu's
- * child (criu reaps what it did not fork as a bug), runs in a session of its own, ignores SIGINT and SIGQUIT, and gets
- * criu's environment without what would add options or classes to its JVM. Every word that is an absolute path must
- * pass open_trusted. Returns the directory, or NULL: then Java launches the helper itself, or says why it cannot.
+ * java/<plugin>.helper, written by make-aot.sh, holds its argv, one word per line; @CRIU_PID@ stands for criu's pid.
+ * The helper is handed one end of a socketpair as its fd 3 (DESIGN rule 11: it looks up no name another user could
+ * create, and nothing of ours lies in /tmp); what it prints goes to a memfd, and its pid and /proc stat line come back
+ * over a pipe. Whether the dump uses it is Java's to decide (HelperProcess adopts criu's end, or closes it and the
+ * helper reads the end and ends). As the Java launch does, the helper is never criu's child (criu reaps what it did not
+ * fork as a bug), runs in a session of its own with no signal blocked, ignores SIGINT and SIGQUIT, gets no other fd of
+ * criu's, and gets criu's environment without what would add options or classes to its JVM. Every word that is an
+ * absolute path must pass open_trusted. Returns "SOCKET_FD OUTPUT_FD PID STATLINE" for Bootstrap.prepare, or NULL:
+ * then Java launches the helper itself, or says why it cannot.
  */
-static char helper_dir[32], helper_text[8192];
+static char helper_handoff[1100], helper_text[8192];
+static int helper_fds[2] = { -1, -1 }; /* criu's end of the socketpair, the memfd of what the helper prints */
 
-/* Empties and removes the helper's directory (the names Java's HelperProcess uses). */
-static void remove_dir(const char *dir)
+/* Gives up the helper nobody adopted: it reads the end of its stream and ends. (Named for what it once removed.) */
+static void remove_dir(const char *helper)
 {
-	char f[64];
-
-	for (const char *const *n = (const char *const[]){ "helper.sock", "helper.out", "helper.pid", "helper.stat", NULL }; *n; n++)
-		if (snprintf(f, sizeof(f), "%s/%s", dir, *n) < (int)sizeof(f))
-			unlink(f);
-	rmdir(dir);
+	(void)helper;
+	for (int i = 0; i < 2; i++)
+		if (helper_fds[i] >= 0)
+			close(helper_fds[i]), helper_fds[i] = -1;
 }
 
 static const char *launch_helper(void)
 {
 	static const char *const untrusted_env[] = { "JAVA_TOOL_OPTIONS=", "_JAVA_OPTIONS=", "JDK_JAVA_OPTIONS=", "CLASSPATH=" };
-	char path[PATH_MAX + 64], why[PATH_MAX * 2 + 256], socket_path[64], criu_pid[16], out_file[64], stat_file[64],
-		pid_file[64];
+	char path[PATH_MAX + 64], why[PATH_MAX * 2 + 256], criu_pid[16], said[1024];
 	char *argv[96], *envp[512];
-	int argc = 0, envc = 0, fd, out, in;
+	int argc = 0, envc = 0, fd, in = -1, sv[2] = { -1, -1 }, id[2] = { -1, -1 };
 
 	snprintf(path, sizeof(path), "%s/java/%s.helper", g.plugin_dir, SHIM_PLUGIN_NAME);
 	/* the command names the install's JDK: with another one asked for, criu's JVM starts the helper with that one */
@@ -466,13 +471,9 @@ static const char *launch_helper(void)
 	if (n <= 0 || n == (ssize_t)sizeof(helper_text) - 1)
 		return NULL;
 	helper_text[n] = '\0';
-	snprintf(helper_dir, sizeof(helper_dir), "/tmp/criu-gpu-XXXXXX");
-	if (!mkdtemp(helper_dir))
-		return NULL;
-	snprintf(socket_path, sizeof(socket_path), "%s/helper.sock", helper_dir);
 	snprintf(criu_pid, sizeof(criu_pid), "%d", (int)getpid());
 	for (char *save = NULL, *w = strtok_r(helper_text, "\n", &save); w; w = strtok_r(NULL, "\n", &save)) {
-		char *word = !strcmp(w, "@SOCKET@") ? socket_path : !strcmp(w, "@CRIU_PID@") ? criu_pid : w;
+		char *word = !strcmp(w, "@CRIU_PID@") ? criu_pid : w;
 		if (argc == (int)(sizeof(argv) / sizeof(argv[0])) - 1) {
 			snprintf(why, sizeof(why), "%s has too many words", path);
 			goto refused;
@@ -490,14 +491,11 @@ static const char *launch_helper(void)
 			envp[envc++] = *e;
 	}
 	envp[envc] = NULL;
-	snprintf(out_file, sizeof(out_file), "%s/helper.out", helper_dir);
-	snprintf(stat_file, sizeof(stat_file), "%s/helper.stat", helper_dir);
-	snprintf(pid_file, sizeof(pid_file), "%s/helper.pid", helper_dir);
-	out = open(out_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	helper_fds[1] = memfd_create("criu-gpu-helper-output", MFD_CLOEXEC);
 	in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (argc == 0 || argv[0][0] != '/' || out < 0 || in < 0) {
-		snprintf(why, sizeof(why), "cannot set up %s", helper_dir);
-		close(out), close(in);
+	if (argc == 0 || argv[0][0] != '/' || helper_fds[1] < 0 || in < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) || pipe2(id, O_CLOEXEC)) {
+		snprintf(why, sizeof(why), "cannot set up its fds: %s", strerror(errno));
 		goto refused;
 	}
 	/* From here to exec only async-signal-safe calls: another plugin's JVM may already run threads in criu. */
@@ -508,37 +506,53 @@ static const char *launch_helper(void)
 		setsid();
 		pid_t helper = fork();
 		if (helper == 0) {
+			/* above 3 first, so that no dup2 overwrites a source still to be copied */
+			int s = fcntl(sv[1], F_DUPFD, 4), o = fcntl(helper_fds[1], F_DUPFD, 4), i = fcntl(in, F_DUPFD, 4);
 			sigemptyset(&ignore.sa_mask);
 			sigprocmask(SIG_SETMASK, &ignore.sa_mask, NULL);
 			sigaction(SIGINT, &ignore, NULL);
 			sigaction(SIGQUIT, &ignore, NULL);
-			dup2(in, 0), dup2(out, 1), dup2(out, 2);
+			if (s < 0 || o < 0 || i < 0 || dup2(i, 0) < 0 || dup2(o, 1) < 0 || dup2(o, 2) < 0 || dup2(s, 3) < 0)
+				_exit(127);
+			/* criu's own fds (its log, a --status-fd pipe, the images dir) are not the helper's to keep open */
+			if (syscall(SYS_close_range, 4U, ~0U, 0U))
+				for (int f = 4; f < 4096; f++)
+					close(f);
 			execve(argv[0], argv, envp);
 			_exit(127);
 		}
-		/* The helper is this process's child until it exits: its pid cannot be reused before the files say it. */
+		/* The helper is this process's child until it exits: its pid cannot be reused before criu's side has it. */
 		snprintf(stat_path, sizeof(stat_path), "/proc/%d/stat", (int)helper);
 		int st = helper > 0 ? open(stat_path, O_RDONLY) : -1;
-		ssize_t k = st >= 0 ? read(st, line, sizeof(line) - 1) : -1;
+		int at = helper > 0 ? snprintf(line, sizeof(line), "%d ", (int)helper) : 0;
+		ssize_t k = st >= 0 ? read(st, line + at, sizeof(line) - 1 - at) : -1;
 		close(st);
-		if (k > 0 && (fd = open(stat_file, O_WRONLY | O_CREAT | O_TRUNC, 0600)) >= 0)
-			(void)!write(fd, line, k), close(fd);
-		if (helper > 0 && (fd = open(pid_file, O_WRONLY | O_CREAT | O_TRUNC, 0600)) >= 0) {
-			k = snprintf(line, sizeof(line), "%d\n", (int)helper);
-			(void)!write(fd, line, k), close(fd);
-		}
+		if (k > 0)
+			(void)!write(id[1], line, at + k);
 		_exit(helper > 0 ? 0 : 1);
 	}
-	close(out), close(in);
+	close(sv[1]), close(id[1]), close(in);
+	sv[1] = id[1] = in = -1;
 	int status = 0;
 	while (child > 0 && waitpid(child, &status, 0) < 0 && errno == EINTR)
 		;
-	if (child > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return helper_dir;
+	ssize_t k = child > 0 ? read(id[0], said, sizeof(said) - 1) : -1;
+	close(id[0]);
+	id[0] = -1;
+	if (child > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		said[k > 0 ? k : 0] = '\0';
+		said[strcspn(said, "\n")] = '\0';
+		helper_fds[0] = sv[0];
+		snprintf(helper_handoff, sizeof(helper_handoff), "%d %d %s", sv[0], helper_fds[1], said);
+		return helper_handoff;
+	}
 	snprintf(why, sizeof(why), "could not start it (fork: %s)", child < 0 ? strerror(errno) : "no helper");
 refused:
 	shim_log(LOG_WARN, "no early helper: %s", why);
-	remove_dir(helper_dir);
+	for (int *f = (int[]){ in, sv[0], sv[1], id[0], id[1] }, i = 0; i < 5; i++)
+		if (f[i] >= 0)
+			close(f[i]);
+	remove_dir(NULL);
 	return NULL;
 }
 
@@ -619,7 +633,8 @@ static JNIEnv *create_or_join_jvm(char *why, size_t len)
 }
 
 /*
- * Bootstrap.prepare(name, stage, plugin dir, images dir or null, early helper's dir or null), with plain Java values:
+ * Bootstrap.prepare(name, stage, plugin dir, images dir or null, early helper's fds and identity or null), with plain
+ * Java values:
  * the plugin starts its slow work before Java first touches native memory, which alone takes tens of milliseconds
  * (issue 23). The images dir is criu's fd as /proc/self/fd/N. Whatever goes wrong is init's to say.
  */

@@ -45,7 +45,7 @@ record AgentStart(AgentClient client, String backend, Optional<String> aotProble
     /** The command the shim starts the agent with, before criu's JVM: {@link CudaPlugin#earlyHelper}. */
     static List<String> earlyCommand(Path pluginDir) {
         return HelperProcess.command(Path.of(System.getProperty("java.home")), CudaAgent.class.getName(),
-                AgentClient.jvmOptions(Options.of(pluginDir).options), HelperProcess.SOCKET_WORD, CudaAgent.earlyCommandArgs());
+                AgentClient.jvmOptions(Options.of(pluginDir).options), CudaAgent.earlyCommandArgs());
     }
 
     /** Another agent like this one: the dump's first agent died. */

@@ -139,6 +139,7 @@ class CudaAgentIT {
 
         CriuRun dump = c.dump().runIn(criu).orFail();
         List<Long> atDump = c.counter.awaitDumped();
+        assertNothingOfOursInTmp(criu);
 
         assertEquals("checkpointed", c.cuda.state(pid), "calls: " + c.cuda.calls());
         assertTrue(c.cuda.calls().containsAll(List.of("--action lock --pid " + pid + " --timeout 10000",
@@ -269,6 +270,10 @@ class CudaAgentIT {
         }
         assertTrue(environ.lines().anyMatch(l -> l.startsWith("PATH=" + c.cuda.dir + ":")), "criu's PATH is gone:\n" + environ);
         assertFalse(cmdline.contains("criu.gpu.it.foo"), cmdline);
+        // DESIGN rule 11: its end of a socketpair as fd 3, what it prints in a memfd, nothing of ours under /tmp
+        assertTrue(criu.sh("readlink /proc/" + pid + "/fd/3").orFail().stdout().startsWith("socket:"));
+        assertTrue(criu.sh("readlink /proc/" + pid + "/fd/1").orFail().stdout().startsWith("/memfd:criu-gpu-helper-output"));
+        assertNothingOfOursInTmp(criu);
         c.killCriu(dump);
         c.awaitReturned("locked", "[unlock]");
     }
@@ -294,6 +299,11 @@ class CudaAgentIT {
         assertFalse(run.logLinesContaining("through cuda-checkpoint at").isEmpty(), run.logTail(40));
         assertEquals("running", c.cuda.state(c.pid), "calls: " + c.cuda.calls() + "\n" + run.logTail(40));
         c.counter.awaitProgress(5);
+    }
+
+    /** No entry of ours in /tmp (issue 33: the helper's files there showed in what the dumped tasks watch). */
+    private static void assertNothingOfOursInTmp(CriuContainer criu) {
+        assertEquals("", criu.sh("ls -d /tmp/criu-gpu-* 2>/dev/null; true").orFail().stdout().strip(), "entries of ours in /tmp");
     }
 
     private static Optional<List<String>> listedPlugins(CriuContainer criu, String images, Path host) throws IOException {

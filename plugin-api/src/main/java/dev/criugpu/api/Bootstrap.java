@@ -39,8 +39,8 @@ public final class Bootstrap {
      * The shim's first call, right after the JVM starts, with plain Java values (no native memory read: the JVM's
      * first use of FFM costs tens of milliseconds): the plugin's {@link CriuPlugin#prepare} starts what init will
      * need, so that it overlaps that cost and the rest of the bootstrap. Nothing it throws reaches the shim; init
-     * does the work again and reports what fails. {@code helperDir}: where the helper the shim started before the JVM
-     * waits for its socket ({@link HelperProcess#adoptPreStarted}), or null.
+     * does the work again and reports what fails. {@code helperDir}: the helper the shim started before the JVM, as
+     * "SOCKET_FD OUTPUT_FD PID STATLINE" ({@link HelperProcess#adoptPreStarted}), or null.
      * <p>
      * Where there are CPUs to spare ({@link HookStubs#ahead()}) it returns at once: the plugin's prepare runs on a
      * thread that {@link #start} joins before init, while criu's main thread makes Java's first FFM uses, and another
@@ -62,7 +62,7 @@ public final class Bootstrap {
     }
 
     private static void prepareNow(String pluginName, int stage, String pluginDir, String imagesDir, String helperDir) {
-        if (helperDir != null) HelperProcess.preStarted(Path.of(helperDir));
+        if (helperDir != null) HelperProcess.preStarted(helperDir);
         try {
             Plugins.named(pluginName).ifPresent(plugin -> {
                 PREPARED.put(pluginName, plugin);

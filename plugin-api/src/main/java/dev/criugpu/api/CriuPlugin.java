@@ -41,7 +41,7 @@ public interface CriuPlugin {
 
     /**
      * The command of a helper process that a dump of this plugin always starts ({@link HelperProcess#command}, with
-     * {@link HelperProcess#SOCKET_WORD} for its socket and {@link HelperProcess#CRIU_PID_WORD} for criu's pid), or
+     * {@link HelperProcess#CRIU_PID_WORD} for criu's pid; it finds criu's end at fd {@link HelperProcess#CHANNEL_FD}), or
      * empty. make-aot.sh writes it to {@code java/<name>.helper}, and the shim starts it before criu's JVM
      * ({@link HelperProcess#adoptPreStarted}).
      */

@@ -1,304 +1,299 @@
 package dev.criugpu.api;
 
 import dev.criugpu.api.sys.ProcStat;
+import dev.criugpu.api.sys.Sockets;
+import dev.criugpu.api.sys.SyscallException;
+import dev.criugpu.api.sys.Syscalls;
 import dev.criugpu.api.sys.TrustedPaths;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.net.StandardProtocolFamily;
-import java.net.UnixDomainSocketAddress;
-import java.nio.ByteBuffer;
-import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
-import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.SocketChannel;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * A Java program of our class path that runs beside criu and outlives it, connected to criu's JVM by a UNIX socket
- * in a directory only root can enter. It is never criu's child: criu waits for every child after killing a dumped
- * tree and treats any other as a bug, so a shell starts it in the background (in a session of its own where setsid
- * exists) and exits at once, and is reaped here. A background job ignores SIGINT and SIGQUIT, so Ctrl-C meant for
- * criu does not reach it; when criu ends, for any reason, the helper reads the end of the stream.
+ * A Java program of our class path that runs beside criu and outlives it, connected to criu's JVM by one end of a
+ * socketpair that criu's side made (DESIGN rule 11: nothing is looked up by a name another user could create, and
+ * nothing of ours lies in /tmp). The helper inherits its end as fd {@link #CHANNEL_FD}; what it prints goes to a memfd
+ * that criu's side reads when the helper ends before it is ready. It is never criu's child: criu waits for every child
+ * after killing a dumped tree and treats any other as a bug, so a shell in a session of its own starts it in the
+ * background, says its pid and /proc stat line over a pipe, and exits at once (reaped here). A background job ignores
+ * SIGINT and SIGQUIT, so Ctrl-C meant for criu does not reach it; when criu ends, for any reason, the helper reads the
+ * end of the stream. The shim starts the CUDA agent the same way before criu's JVM (criu_gpu_shim.c, launch_helper).
  */
 public final class HelperProcess implements AutoCloseable {
+    /** The helper's end of the socketpair, in the helper. */
+    public static final int CHANNEL_FD = 3;
     private static final String SHELL = "/bin/sh";
-    private static final String PID_FILE = "helper.pid";
-    /** The helper's /proc/PID/stat line as the starting shell read it: its start time tells a reused pid apart. */
-    private static final String STAT_FILE = "helper.stat";
-    private static final String OUTPUT_FILE = "helper.out";
-    private static final long SHELL_WAIT_S = 10;
     /** What would add options or classes to the helper's JVM behind our back. */
     static final List<String> UNTRUSTED_ENVIRONMENT = List.of("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH");
-    private static final List<Path> SETSID = List.of(Path.of("/usr/bin/setsid"), Path.of("/bin/setsid"));
+    private static final int READ_CHUNK = 4096;
 
-    // plain channel reads and writes: the JDK's stream adapters share one lock between reading and writing
-    private final SocketChannel channel;
+    private final int fd;
+    /** The memfd the helper prints to, or -1 (the helper's side has none). */
+    private final int output;
+    /** The helper's pid and start time, as its starter read them; -1 where unknown (the helper's own side). */
+    private final long pid;
+    private final long startTime;
     private final Object writeLock = new Object();
-    private final ByteBuffer readBuffer = ByteBuffer.allocate(4096).flip();
-    private final java.io.ByteArrayOutputStream line = new java.io.ByteArrayOutputStream();
+    private final Object fdLock = new Object();
+    private int users;
+    private boolean closed;
+    private final ArrayDeque<Integer> received = new ArrayDeque<>();
+    private final MemorySegment readBuffer = Arena.ofAuto().allocate(READ_CHUNK);
+    private int readPos;
+    private int readEnd;
+    private final ByteArrayOutputStream line = new ByteArrayOutputStream();
 
-    private HelperProcess(SocketChannel channel) {
-        this.channel = channel;
-    }
-
-    /** A socket waiting for its helper: the helper's start overlaps whatever criu does meanwhile. */
-    public static final class Pending {
-        private final ServerSocketChannel server;
-        private final Path dir;
-
-        private Pending(ServerSocketChannel server, Path dir) {
-            this.server = server;
-            this.dir = dir;
-        }
-
-        /** Where the helper connects. */
-        public Path socket() {
-            return dir.resolve("helper.sock");
-        }
-
-        /** Waits (bounded, and given up when criu is told to stop) for the helper to connect. */
-        public HelperProcess connect(long timeoutMs, String what) throws IOException {
-            try (Selector selector = Selector.open()) {
-                server.configureBlocking(false);
-                server.register(selector, SelectionKey.OP_ACCEPT);
-                long deadline = System.nanoTime() + timeoutMs * 1_000_000;
-                while (true) {
-                    SocketChannel c = server.accept();
-                    if (c != null) {
-                        c.configureBlocking(true);
-                        return new HelperProcess(c);
-                    }
-                    long left = (deadline - System.nanoTime()) / 1_000_000;
-                    if (left <= 0) throw new IOException(what + " did not connect within " + timeoutMs + " ms" + said());
-                    if (ended()) throw new IOException(what + " ended before it connected" + said());
-                    Interrupts.check(what + " to start");
-                    selector.select(Math.min(left, Interrupts.SLICE_MS));
-                }
-            } finally {
-                discard();
-            }
-        }
-
-        /**
-         * Whether the helper's process has gone: its pid (which the starting shell wrote) is free, a zombie — nobody
-         * may ever reap it, as in a container whose init waits for nothing — or another process's.
-         */
-        boolean ended() {
-            try {
-                Path pidFile = dir.resolve(PID_FILE);
-                if (!Files.isRegularFile(pidFile)) return false;
-                String pid = Files.readString(pidFile).strip();
-                if (pid.isEmpty()) return false;
-                Optional<ProcStat> now = ProcStat.of(Long.parseLong(pid));
-                if (now.isEmpty() || !now.get().alive()) return true;
-                Path statFile = dir.resolve(STAT_FILE);
-                if (!Files.isRegularFile(statFile)) return false;
-                return ProcStat.parse(Files.readString(statFile).strip()).startTime() != now.get().startTime();
-            } catch (IOException | IllegalArgumentException e) {
-                return false;
-            }
-        }
-
-        /** What the helper printed before it connected (a JVM that cannot start says why), for the error line. */
-        private String said() {
-            try {
-                String out = Files.readString(dir.resolve(OUTPUT_FILE)).strip().replace('\n', ' ');
-                return out.isEmpty() ? "" : "; it said: " + (out.length() > 400 ? out.substring(0, 400) + "..." : out);
-            } catch (IOException e) {
-                return "";
-            }
-        }
-
-        /** Gives the helper up before it connected: it finds no socket and ends. */
-        public void discard() {
-            try {
-                if (server != null) server.close();
-                Files.deleteIfExists(socket());
-                Files.deleteIfExists(dir.resolve(PID_FILE));
-                Files.deleteIfExists(dir.resolve(STAT_FILE));
-                Files.deleteIfExists(dir.resolve(OUTPUT_FILE));
-                Files.deleteIfExists(dir);
-            } catch (IOException e) {
-                // a leftover empty directory in /tmp is harmless
-            }
-        }
-    }
-
-    /** A socket in a new directory only this user (root) may enter, for a helper to connect to. */
-    public static Pending listen() throws IOException {
-        return listenIn(Files.createTempDirectory("criu-gpu-")); // rwx------
-    }
-
-    private static Pending listenIn(Path dir) throws IOException {
-        ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
-        Pending p = new Pending(server, dir);
-        try {
-            server.bind(UnixDomainSocketAddress.of(p.socket()));
-            return p;
-        } catch (IOException | RuntimeException e) {
-            p.discard();
-            throw e;
-        }
+    private HelperProcess(int fd, int output, long pid, long startTime) {
+        this.fd = fd;
+        this.output = output;
+        this.pid = pid;
+        this.startTime = startTime;
     }
 
     /** What starts the helper's JVM: the trusted java of {@code javaHome}, then the class path's {@code mainClass}. */
-    public static List<String> command(Path javaHome, String mainClass, List<String> jvmOptions, String socket, List<String> args) {
+    public static List<String> command(Path javaHome, String mainClass, List<String> jvmOptions, List<String> args) {
         // criu runs as root: what it runs is trust-checked and named by its real path, never looked up in PATH
         List<String> command = new ArrayList<>(List.of(TrustedPaths.requireSafeToLoad(javaHome.resolve("bin/java")).toString()));
         command.addAll(jvmOptions);
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), mainClass, "--socket", socket));
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), mainClass));
         command.addAll(args);
         return command;
     }
 
     /**
-     * Starts {@code mainClass} of this JVM's class path with the JDK this JVM runs; it gets {@code --socket PATH}
-     * first, then {@code args}.
+     * Starts {@code mainClass} of this JVM's class path with the JDK this JVM runs, with {@code args}; it finds criu's
+     * end at fd {@link #CHANNEL_FD} ({@link #inherited}).
      */
-    public static Pending start(String mainClass, List<String> jvmOptions, List<String> args) throws IOException {
-        Pending p = listen();
+    public static HelperProcess start(String mainClass, List<String> jvmOptions, List<String> args) throws IOException {
+        String sh = TrustedPaths.requireSafeToLoad(Path.of(SHELL)).toString();
+        List<String> argv = new ArrayList<>(List.of(sh, "-c",
+                // fd 3: the helper's end; fd 4: the pipe for its identity, which the helper does not get
+                "\"$@\" 4>&- & read -r s </proc/$!/stat && echo \"$! $s\" >&4", "criu-gpu-helper"));
+        argv.addAll(command(Path.of(System.getProperty("java.home")), mainClass, jvmOptions, args));
+        // the JVM of criu refuses these; the helper's, started with criu's environment, must not take them either
+        List<String> env = new ArrayList<>();
+        for (Map.Entry<String, String> e : System.getenv().entrySet()) {
+            if (!UNTRUSTED_ENVIRONMENT.contains(e.getKey())) env.add(e.getKey() + "=" + e.getValue());
+        }
+        int[] pair = null;
+        int[] identity = null;
+        int output = -1;
         try {
-            String sh = TrustedPaths.requireSafeToLoad(Path.of(SHELL)).toString();
-            // setsid (util-linux) execs in place when not a group leader, as a background job is not: $! is the helper
-            List<String> command = new ArrayList<>(List.of(sh, "-c",
-                    "d=\"$1\"; s=\"$2\"; shift 2; if [ -n \"$s\" ]; then \"$s\" \"$@\" </dev/null >\"$d/" + OUTPUT_FILE
-                            + "\" 2>&1 & else \"$@\" </dev/null >\"$d/" + OUTPUT_FILE + "\" 2>&1 & fi; "
-                            // the helper is this shell's child until the shell exits: its pid cannot be reused yet
-                            + "read -r s </proc/$!/stat && echo \"$s\" >\"$d/" + STAT_FILE + "\"; echo $! >\"$d/" + PID_FILE + "\"",
-                    "criu-gpu-helper", p.dir.toString(), setsid().map(Path::toString).orElse("")));
-            command.addAll(command(Path.of(System.getProperty("java.home")), mainClass, jvmOptions, p.socket().toString(), args));
-            ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
-            // the JVM of criu refuses these; the helper's, started with criu's environment, must not take them either
-            for (String v : UNTRUSTED_ENVIRONMENT) pb.environment().remove(v);
-            Process shell = pb.start();
-            if (!shell.waitFor(SHELL_WAIT_S, TimeUnit.SECONDS)) {
-                shell.destroyForcibly();
-                throw new IOException(SHELL + " did not put " + mainClass + " in the background within " + SHELL_WAIT_S + " s");
+            pair = Sockets.socketPair();
+            output = Sockets.memfd("criu-gpu-helper-output");
+            identity = Sockets.pipe();
+            int shell = Sockets.spawn(argv, env, -1, output, output, pair[1], identity[1]);
+            Syscalls.libc().close(pair[1]);
+            Syscalls.libc().close(identity[1]);
+            pair[1] = identity[1] = -1;
+            String said = readAll(identity[0]).strip();
+            Optional<Integer> status = Sockets.waitFor(shell);
+            if (status.isPresent() && status.get() != 0) throw new IOException(SHELL + " starting " + mainClass + " exited with status " + status.get());
+            HelperProcess h = ofIdentity(pair[0], output, said);
+            pair[0] = output = -1;
+            return h;
+        } catch (SyscallException e) {
+            throw new IOException("cannot start " + mainClass + ": " + e.getMessage(), e);
+        } finally {
+            closeQuietly(pair == null ? -1 : pair[0], pair == null ? -1 : pair[1], output,
+                    identity == null ? -1 : identity[0], identity == null ? -1 : identity[1]);
+        }
+    }
+
+    /** "PID STATLINE" as the starter said it; an unknown identity where it said nothing (the helper ended at once). */
+    private static HelperProcess ofIdentity(int fd, int output, String said) {
+        long pid = -1;
+        long start = -1;
+        int space = said.indexOf(' ');
+        try {
+            if (space > 0) {
+                pid = Long.parseLong(said.substring(0, space));
+                start = ProcStat.parse(said.substring(space + 1)).startTime();
             }
-            if (shell.exitValue() != 0) throw new IOException(SHELL + " starting " + mainClass + " exited with " + shell.exitValue());
-            return p;
-        } catch (IOException | RuntimeException e) {
-            p.discard();
-            throw e;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            p.discard();
-            throw new IOException("interrupted while starting " + mainClass);
+        } catch (IllegalArgumentException e) {
+            // unknown: only the messages use it
+        }
+        return new HelperProcess(fd, output, pid, start);
+    }
+
+    private static String readAll(int fd) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment buf = a.allocate(READ_CHUNK);
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            for (long n; (n = Sockets.read(fd, buf, READ_CHUNK)) > 0 && out.size() < 65536; ) {
+                out.write(buf.asSlice(0, n).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE), 0, (int) n);
+            }
+            return out.toString(StandardCharsets.UTF_8);
         }
     }
 
-    /**
-     * The helper the shim started before the JVM (native/src/criu_gpu_shim.c, launch_helper), from the command
-     * {@link #command} wrote to {@code java/<plugin>.helper} at install time with {@link #SOCKET_WORD} and
-     * {@link #CRIU_PID_WORD} for its socket and criu's pid: its directory, until a plugin adopts it or it is given up.
-     */
-    private static final AtomicReference<Path> PRE_STARTED = new AtomicReference<>();
-    public static final String SOCKET_WORD = "@SOCKET@";
-    public static final String CRIU_PID_WORD = "@CRIU_PID@";
-
-    /** Bootstrap: the shim started the plugin's helper in {@code dir}, which holds its pid and output files. */
-    static void preStarted(Path dir) {
-        Path was = PRE_STARTED.getAndSet(dir);
-        if (was != null) new Pending(null, was).discard();
-    }
-
-    /**
-     * The helper the shim started, with its socket now listening; empty when there is none (or its socket cannot be
-     * bound: it is given up, and the caller starts one itself).
-     */
-    public static Optional<Pending> adoptPreStarted() {
-        Path dir = PRE_STARTED.getAndSet(null);
-        if (dir == null) return Optional.empty();
-        try {
-            return Optional.of(listenIn(dir));
-        } catch (IOException | RuntimeException e) {
-            new Pending(null, dir).discard();
-            return Optional.empty();
-        }
-    }
-
-    /** Bootstrap, after init: a helper the plugin did not adopt finds its directory gone and ends. */
-    static void discardUnadopted() {
-        Path dir = PRE_STARTED.getAndSet(null);
-        if (dir != null) new Pending(null, dir).discard();
-    }
-
-    /** util-linux's setsid where it is installed and trusted; without it the helper shares criu's session. */
-    private static Optional<Path> setsid() {
-        for (Path p : SETSID) {
-            if (!Files.isRegularFile(p)) continue;
+    private static void closeQuietly(int... fds) {
+        for (int f : fds) {
+            if (f < 0) continue;
             try {
-                return Optional.of(TrustedPaths.requireSafeToLoad(p));
-            } catch (CriuException e) {
-                // an untrusted setsid is not run; the next candidate or none
+                Syscalls.libc().close(f);
+            } catch (RuntimeException e) {
+                // nothing more to do with it
             }
+        }
+    }
+
+    /**
+     * The helper's end (in the helper): fd {@link #CHANNEL_FD}, which must be a socket made by {@code criuPid}
+     * running as root or as this process's user (SO_PEERCRED); anything else is refused.
+     */
+    public static HelperProcess inherited(long criuPid) throws IOException {
+        if (!Sockets.isSocket(CHANNEL_FD)) throw new IOException("fd " + CHANNEL_FD + " is not a socket: start it through criu's plugin");
+        Sockets.Peer peer = Sockets.peer(CHANNEL_FD);
+        Optional<String> refused = refusal(peer, criuPid, Sockets.effectiveUid());
+        if (refused.isPresent()) throw new IOException(refused.get());
+        return new HelperProcess(CHANNEL_FD, -1, -1, -1);
+    }
+
+    /** Why a helper refuses {@code peer} as criu {@code criuPid}, its own effective uid being {@code euid}. */
+    static Optional<String> refusal(Sockets.Peer peer, long criuPid, int euid) {
+        if (peer.uid() != 0 && peer.uid() != euid) {
+            return Optional.of("refusing the connection on fd " + CHANNEL_FD + ": its peer runs as uid " + peer.uid()
+                    + ", not root or uid " + euid);
+        }
+        if (peer.pid() != criuPid) {
+            return Optional.of("refusing the connection on fd " + CHANNEL_FD + ": its peer is pid " + peer.pid()
+                    + ", not criu's pid " + criuPid);
         }
         return Optional.empty();
     }
 
-    /** The helper's end: connects to the socket criu's JVM listens on now. */
-    public static HelperProcess connectTo(Path socket) throws IOException {
-        return connectTo(socket, () -> true, 0);
+    /** Both ends of a new socketpair in this process: {@code [0]} criu's side, {@code [1]} the helper's (tests). */
+    public static HelperProcess[] pair() {
+        int[] p = Sockets.socketPair();
+        return new HelperProcess[] {new HelperProcess(p[0], -1, -1, -1), new HelperProcess(p[1], -1, -1, -1)};
+    }
+
+    /** An end this process holds as {@code fd} (tests). */
+    static HelperProcess ofFd(int fd) {
+        return new HelperProcess(fd, -1, -1, -1);
     }
 
     /**
-     * The helper's end: connects to the socket criu's JVM listens on. A helper the shim started may be up before
-     * criu's JVM binds it: it waits (polling, bounded) while the directory is there and {@code criuAlive} holds; when
-     * it gives up on a criu that is gone, it removes what is left in the directory.
+     * The helper the shim started before the JVM (native/src/criu_gpu_shim.c, launch_helper), from the command
+     * {@link #command} wrote to {@code java/<plugin>.helper} at install time with {@link #CRIU_PID_WORD} for criu's
+     * pid: criu's end of its socketpair, until a plugin adopts it or it is given up.
      */
-    public static HelperProcess connectTo(Path socket, java.util.function.BooleanSupplier criuAlive, long timeoutMs)
-            throws IOException {
-        long deadline = System.nanoTime() + timeoutMs * 1_000_000;
-        while (true) {
-            SocketChannel c = SocketChannel.open(StandardProtocolFamily.UNIX);
-            try {
-                c.connect(UnixDomainSocketAddress.of(socket));
-                return new HelperProcess(c);
-            } catch (IOException e) {
-                c.close();
-                Path dir = socket.getParent();
-                // no socket yet, or bound but not yet listening (refused): criu's JVM is on its way
-                if (!Files.isDirectory(dir)) throw new IOException("cannot connect to " + socket + ": " + e.getMessage());
-                if (!criuAlive.getAsBoolean()) {
-                    new Pending(null, dir).discard();
-                    throw new IOException("criu ended before it listened on " + socket);
-                }
-                if (System.nanoTime() > deadline) {
-                    throw new IOException("no one listened on " + socket + " within " + timeoutMs + " ms: " + e.getMessage());
-                }
-                try {
-                    Thread.sleep(CONNECT_POLL_MS);
-                } catch (InterruptedException ie) {
-                    Thread.currentThread().interrupt();
-                    throw new IOException("interrupted while waiting for " + socket);
-                }
-            }
+    private static final AtomicReference<HelperProcess> PRE_STARTED = new AtomicReference<>();
+    public static final String CRIU_PID_WORD = "@CRIU_PID@";
+
+    /**
+     * Bootstrap: the shim started the plugin's helper; {@code handoff} is "SOCKET_FD OUTPUT_FD PID STATLINE": criu's
+     * end, the memfd it prints to (-1: none), its pid and /proc stat line.
+     */
+    static void preStarted(String handoff) {
+        HelperProcess h = null;
+        try {
+            String[] f = handoff.split(" ", 3);
+            h = ofIdentity(Integer.parseInt(f[0]), Integer.parseInt(f[1]), f.length > 2 ? f[2] : "");
+        } catch (RuntimeException e) {
+            // a shim of another build: nothing to adopt
+        }
+        HelperProcess was = PRE_STARTED.getAndSet(h);
+        if (was != null) was.close();
+    }
+
+    /** The helper the shim started; empty when there is none (the caller starts one itself). */
+    public static Optional<HelperProcess> adoptPreStarted() {
+        return Optional.ofNullable(PRE_STARTED.getAndSet(null));
+    }
+
+    /** Bootstrap, after init: a helper the plugin did not adopt reads the end of its stream and ends. */
+    static void discardUnadopted() {
+        HelperProcess h = PRE_STARTED.getAndSet(null);
+        if (h != null) h.close();
+    }
+
+    /** The helper's pid as its starter saw it; -1 where unknown (on the helper's own side). */
+    public long pid() {
+        return pid;
+    }
+
+    /** Whether the helper's process is still the one started (not gone, not a zombie, its pid not reused). */
+    public boolean alive() {
+        if (pid <= 0) return false;
+        return ProcStat.of(pid).map(s -> s.alive() && (startTime < 0 || s.startTime() == startTime)).orElse(false);
+    }
+
+    /** What the helper printed (a JVM that cannot start says why), for an error line: "; it said: ...", or "". */
+    public String said() {
+        if (output < 0) return "";
+        try {
+            // our own memfd, by its fd: nothing anyone else can name
+            String out = Files.readString(Path.of("/proc/self/fd/" + output)).strip().replace('\n', ' ');
+            return out.isEmpty() ? "" : "; it said: " + (out.length() > 400 ? out.substring(0, 400) + "..." : out);
+        } catch (IOException | RuntimeException e) {
+            return "";
         }
     }
 
-    private static final long CONNECT_POLL_MS = 2;
+    /** The socket's peer (SO_PEERCRED). */
+    public Sockets.Peer peer() throws IOException {
+        enter();
+        try {
+            return Sockets.peer(fd);
+        } catch (SyscallException e) {
+            throw new IOException(e.getMessage(), e);
+        } finally {
+            exit();
+        }
+    }
+
+    private void enter() throws IOException {
+        synchronized (fdLock) {
+            if (closed) throw new IOException("the helper's connection is closed");
+            users++;
+        }
+    }
+
+    private void exit() {
+        synchronized (fdLock) {
+            if (--users == 0 && closed) release();
+        }
+    }
 
     /** One line to the other end (lines of several threads do not interleave). */
     public void writeLine(String text) throws IOException {
-        ByteBuffer bytes = ByteBuffer.wrap((text + "\n").getBytes(StandardCharsets.UTF_8));
-        synchronized (writeLock) {
-            while (bytes.hasRemaining()) channel.write(bytes);
+        writeLine(text, -1);
+    }
+
+    /** One line to the other end with {@code passFd} (or -1) along (SCM_RIGHTS); the caller keeps its own copy. */
+    public void writeLine(String text, int passFd) throws IOException {
+        byte[] bytes = (text + "\n").getBytes(StandardCharsets.UTF_8);
+        enter();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment buf = a.allocateFrom(java.lang.foreign.ValueLayout.JAVA_BYTE, bytes);
+            synchronized (writeLock) {
+                Sockets.send(fd, buf, bytes.length, passFd);
+            }
+        } catch (SyscallException e) {
+            throw new IOException(e.getMessage(), e);
+        } finally {
+            exit();
         }
     }
 
     /** The next line from the other end; null at its end (it closed, or its process ended). One reader at a time. */
     public synchronized String readLine() throws IOException {
         while (true) {
-            while (readBuffer.hasRemaining()) {
-                byte b = readBuffer.get();
+            while (readPos < readEnd) {
+                byte b = readBuffer.get(java.lang.foreign.ValueLayout.JAVA_BYTE, readPos++);
                 if (b == '\n') {
                     String text = line.toString(StandardCharsets.UTF_8);
                     line.reset();
@@ -306,10 +301,22 @@ public final class HelperProcess implements AutoCloseable {
                 }
                 line.write(b);
             }
-            readBuffer.clear();
-            int n = channel.read(readBuffer);
-            readBuffer.flip();
-            if (n < 0) {
+            long n;
+            enter();
+            try {
+                n = Sockets.receive(fd, readBuffer, READ_CHUNK, f -> {
+                    synchronized (received) {
+                        received.add(f);
+                    }
+                });
+            } catch (SyscallException e) {
+                throw new IOException(e.getMessage(), e);
+            } finally {
+                exit();
+            }
+            readPos = 0;
+            readEnd = (int) n;
+            if (n == 0) {
                 if (line.size() == 0) return null;
                 String text = line.toString(StandardCharsets.UTF_8);
                 line.reset();
@@ -318,12 +325,28 @@ public final class HelperProcess implements AutoCloseable {
         }
     }
 
+    /** The oldest fd that came along with what was read and is not taken yet (now the caller's), or -1. */
+    public int takeFd() {
+        synchronized (received) {
+            Integer f = received.poll();
+            return f == null ? -1 : f;
+        }
+    }
+
     @Override
     public void close() {
-        try {
-            channel.close();
-        } catch (IOException e) {
-            // closing is all that is left to do
+        synchronized (fdLock) {
+            if (closed) return;
+            closed = true;
+            // a thread blocked reading it sees the end now; the fd itself goes once no call is on it
+            Sockets.shutdown(fd);
+            if (users == 0) release();
         }
+    }
+
+    private void release() {
+        closeQuietly(fd, output);
+        int f;
+        while ((f = takeFd()) >= 0) closeQuietly(f);
     }
 }

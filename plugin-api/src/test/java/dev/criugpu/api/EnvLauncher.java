@@ -8,7 +8,8 @@ import java.util.List;
  */
 public final class EnvLauncher {
     public static void main(String[] args) throws Exception {
-        HelperProcess helper = HelperProcess.start(EchoHelper.class.getName(), List.of(), List.of()).connect(30_000, "the echo helper");
+        HelperProcess helper = HelperProcess.start(EchoHelper.class.getName(), List.of(),
+                List.of(Long.toString(ProcessHandle.current().pid())));
         helper.readLine(); // its pid
         helper.writeLine("env");
         System.out.println(helper.readLine());

@@ -1,21 +1,31 @@
 package dev.criugpu.api;
 
+import dev.criugpu.api.sys.Sockets;
+import dev.criugpu.api.sys.Syscalls;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** A helper started the way the CUDA agent is: not our child, a session of its own, deaf to Ctrl-C, one socket. */
+/**
+ * A helper started the way the CUDA agent is: not our child, a session of its own, deaf to Ctrl-C, one end of a
+ * socketpair as its fd 3 (DESIGN rule 11), what it prints in a memfd, nothing of ours in /tmp.
+ */
 class HelperProcessTest {
+    private static final String SELF = Long.toString(ProcessHandle.current().pid());
+
     static String[] stat(long pid) throws IOException {
         String s = Files.readString(Path.of("/proc/" + pid + "/stat"));
         return s.substring(s.lastIndexOf(')') + 2).split(" ");
@@ -27,56 +37,65 @@ class HelperProcessTest {
     }
 
     @Test
-    void theHelperIsNotOurChildHasItsOwnSessionAndIgnoresCtrlC() throws Exception {
-        HelperProcess.Pending pending = HelperProcess.start(EchoHelper.class.getName(), List.of("-Xrs"), List.of());
-        Path socket = pending.socket();
-        HelperProcess helper = pending.connect(30_000, "the echo helper");
-        try {
-            assertFalse(Files.exists(socket) || Files.exists(socket.getParent()), "the socket and its directory are left");
+    void theHelperIsNotOurChildHasItsOwnSessionIgnoresCtrlCAndHoldsOnlyFdsWeHandedIt() throws Exception {
+        try (HelperProcess helper = HelperProcess.start(EchoHelper.class.getName(), List.of("-Xrs"), List.of(SELF))) {
             String first = helper.readLine();
             assertTrue(first.startsWith("pid "), first);
             long pid = Long.parseLong(first.substring(4));
+            assertEquals(pid, helper.pid(), "the identity its starter said");
+            assertTrue(helper.alive());
             String[] f = stat(pid);
             assertNotEquals(ProcessHandle.current().pid(), Long.parseLong(f[1]), "it is our child");
             assertNotEquals(Long.parseLong(stat(ProcessHandle.current().pid())[3]), Long.parseLong(f[3]), "it shares our session");
             assertTrue((sigIgn(pid) & (1L << 1)) != 0, "SIGINT is not ignored: Ctrl-C meant for criu would end it");
+            assertEquals("/dev/null", Files.readSymbolicLink(Path.of("/proc/" + pid + "/fd/0")).toString());
+            for (int fd : new int[] {1, 2}) {
+                String out = Files.readSymbolicLink(Path.of("/proc/" + pid + "/fd/" + fd)).toString();
+                assertTrue(out.startsWith("/memfd:criu-gpu-helper-output"), "fd " + fd + ": " + out);
+            }
+            assertTrue(Files.readSymbolicLink(Path.of("/proc/" + pid + "/fd/3")).toString().startsWith("socket:"));
+            // the JVM's own files aside, nothing of ours under /tmp: no socket path, no output or pid files
+            try (var fds = Files.list(Path.of("/proc/" + pid + "/fd"))) {
+                for (Path fd : fds.toList()) {
+                    String target = Files.readSymbolicLink(fd).toString();
+                    assertFalse(target.startsWith("/tmp/") && !target.contains("hsperf"), fd + " -> " + target);
+                }
+            }
+            assertFalse(Files.readString(Path.of("/proc/" + pid + "/cmdline")).contains("/tmp/criu-gpu-"));
             helper.writeLine("hello");
             assertEquals("got hello", helper.readLine());
-        } finally {
-            helper.close();
         }
     }
 
     @Test
     void aHelperWhoseJvmCannotStartIsReportedAtOnceWithWhatItSaid() throws Exception {
-        HelperProcess.Pending pending = HelperProcess.start(EchoHelper.class.getName(), List.of("-XX:+NoSuchOptionHere"), List.of());
-        long t0 = System.nanoTime();
-        IOException e = assertThrows(IOException.class, () -> pending.connect(60_000, "the broken helper"));
-        assertTrue(e.getMessage().startsWith("the broken helper ended before it connected; it said: ")
-                && e.getMessage().contains("NoSuchOptionHere"), e.getMessage());
-        assertTrue((System.nanoTime() - t0) / 1_000_000_000 < 30, "noticed only at the time-out");
-        assertFalse(Files.exists(pending.socket().getParent()));
+        try (HelperProcess helper = HelperProcess.start(EchoHelper.class.getName(), List.of("-XX:+NoSuchOptionHere"), List.of(SELF))) {
+            long t0 = System.nanoTime();
+            assertNull(helper.readLine(), "the end of its stream");
+            assertTrue((System.nanoTime() - t0) / 1_000_000_000 < 30, "noticed only at a time-out");
+            assertTrue(helper.said().startsWith("; it said: ") && helper.said().contains("NoSuchOptionHere"), helper.said());
+        }
     }
 
     /**
-     * Where nobody reaps (a container whose init waits for nothing) a helper that died before it connected stays a
-     * zombie: it is reported as ended within 2 s of its death, not at the time-out. The launcher is a JVM of its own
+     * Where nobody reaps (a container whose init waits for nothing) a helper that died before it said anything stays
+     * a zombie: its end of the socket closed all the same, within 2 s of its death. The launcher is a JVM of its own
      * made a child subreaper that never reaps, so the dead helper becomes its zombie child.
      */
     @Test
-    void aHelperThatDiesBeforeItConnectsIsReportedAtOnceEvenWhenNobodyReapsIt() throws Exception {
+    void aHelperThatDiesBeforeItSaysAnythingIsReportedAtOnceEvenWhenNobodyReapsIt() throws Exception {
         Process launcher = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
                 UnreapingLauncher.class.getName()).redirectErrorStream(true).start();
         try {
             List<String> out = new String(launcher.getInputStream().readAllBytes()).lines().toList();
-            assertTrue(launcher.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), "the launcher did not end");
+            assertTrue(launcher.waitFor(60, TimeUnit.SECONDS), "the launcher did not end");
             assertEquals(2, out.size(), out.toString());
             long zombie = Long.parseLong(out.get(0).substring("zombie ".length()));
             assertTrue(zombie > 0, "the helper never became a zombie: " + out);
             String[] reported = out.get(1).split(" ", 3);
             assertEquals("reported", reported[0], out.toString());
-            assertTrue(reported[2].startsWith("the broken helper ended before it connected; it said: ")
+            assertTrue(reported[2].startsWith("the broken helper ended; it said: ")
                     && reported[2].contains("NoSuchOptionHere"), reported[2]);
             assertTrue(Long.parseLong(reported[1]) < 2000, "reported " + reported[1] + " ms after the helper died");
         } finally {
@@ -88,7 +107,7 @@ class HelperProcessTest {
     @Test
     void theHelperInheritsNoJvmOptionsOrClassPathFromTheEnvironment() throws Exception {
         ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), EnvLauncher.class.getName());
+                "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"), EnvLauncher.class.getName());
         pb.environment().put("JAVA_TOOL_OPTIONS", "-Dfoo=tool");
         pb.environment().put("_JAVA_OPTIONS", "-Dfoo=underscore");
         pb.environment().put("JDK_JAVA_OPTIONS", "-Dfoo=jdk");
@@ -96,77 +115,117 @@ class HelperProcessTest {
         Process launcher = pb.start();
         try {
             List<String> out = new String(launcher.getInputStream().readAllBytes()).lines().toList();
-            assertTrue(launcher.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), "the launcher did not end");
+            assertTrue(launcher.waitFor(60, TimeUnit.SECONDS), "the launcher did not end");
             assertEquals(List.of("env [] foo=null"), out);
         } finally {
             launcher.destroyForcibly().waitFor();
         }
     }
 
+    /** The helper takes its end only from the criu it was told of (SO_PEERCRED), and says why it refused another. */
     @Test
-    void aHelperThatNeverConnectsIsReportedByName() throws Exception {
-        HelperProcess.Pending pending = HelperProcess.start(EchoHelper.class.getName(), List.of(), List.of("--wait-forever"));
-        IOException e = assertThrows(IOException.class, () -> pending.connect(1500, "the silent helper"));
-        assertEquals("the silent helper did not connect within 1500 ms", e.getMessage());
-        assertFalse(Files.exists(pending.socket().getParent()));
+    void aHelperRefusesAPeerThatIsNotTheCriuItServes() throws Exception {
+        try (HelperProcess helper = HelperProcess.start(EchoHelper.class.getName(), List.of("--enable-native-access=ALL-UNNAMED"), List.of("1"))) {
+            assertNull(helper.readLine());
+            assertTrue(helper.said().contains("refusing the connection on fd 3: its peer is pid " + SELF + ", not criu's pid 1"),
+                    helper.said());
+        }
+    }
+
+    @Test
+    void thePeerMustBeRootOrTheHelpersOwnUserAndTheCriuItServes() {
+        assertEquals(Optional.empty(), HelperProcess.refusal(new Sockets.Peer(42, 0, 0), 42, 0));
+        assertEquals(Optional.empty(), HelperProcess.refusal(new Sockets.Peer(42, 1000, 1000), 42, 1000));
+        assertEquals(Optional.of("refusing the connection on fd 3: its peer runs as uid 1000, not root or uid 0"),
+                HelperProcess.refusal(new Sockets.Peer(42, 1000, 1000), 42, 0));
+        assertEquals(Optional.of("refusing the connection on fd 3: its peer is pid 43, not criu's pid 42"),
+                HelperProcess.refusal(new Sockets.Peer(43, 0, 0), 42, 0));
+    }
+
+    @Test
+    void thePeerOfAPairIsThisProcess() throws Exception {
+        HelperProcess[] p = HelperProcess.pair();
+        try {
+            Sockets.Peer peer = p[1].peer();
+            assertEquals(ProcessHandle.current().pid(), peer.pid());
+            assertEquals(Sockets.effectiveUid(), peer.uid());
+        } finally {
+            p[0].close();
+            p[1].close();
+        }
     }
 
     @Test
     void theEndOfTheOtherSideIsTheEndOfTheStream() throws Exception {
-        HelperProcess.Pending pending = HelperProcess.listen();
-        HelperProcess far = HelperProcess.connectTo(pending.socket());
-        HelperProcess near = pending.connect(5000, "the far end");
-        far.writeLine("last words");
-        far.close();
-        assertEquals("last words", near.readLine());
-        assertNull(near.readLine());
-    }
-
-    /** What the shim does before criu's JVM: a private directory, the helper started with a socket path in it. */
-    private static Path shimDirectory() throws IOException {
-        return Files.createTempDirectory("criu-gpu-");
+        HelperProcess[] p = HelperProcess.pair();
+        p[1].writeLine("last words");
+        p[1].close();
+        assertEquals("last words", p[0].readLine());
+        assertNull(p[0].readLine());
+        p[0].close();
     }
 
     @Test
-    void aHelperStartedBeforeTheJvmWaitsForTheSocketAndIsAdoptedThere() throws Exception {
-        Path dir = shimDirectory();
-        Path socket = dir.resolve("helper.sock");
-        java.util.concurrent.CompletableFuture<HelperProcess> early = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+    void closingWakesAThreadBlockedReading() throws Exception {
+        HelperProcess[] p = HelperProcess.pair();
+        CompletableFuture<String> read = CompletableFuture.supplyAsync(() -> {
             try {
-                return HelperProcess.connectTo(socket, () -> true, 30_000);
+                return p[0].readLine();
             } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                return "failed: " + e.getMessage();
             }
         });
-        HelperProcess.preStarted(dir);
-        HelperProcess.Pending adopted = HelperProcess.adoptPreStarted().orElseThrow();
-        assertEquals(socket, adopted.socket());
-        assertTrue(HelperProcess.adoptPreStarted().isEmpty(), "adopted twice");
-        try (HelperProcess criu = adopted.connect(30_000, "the early helper"); HelperProcess helper = early.get()) {
-            assertFalse(Files.exists(dir), "the directory is left once the helper connected");
+        Thread.sleep(200);
+        p[0].close();
+        assertNull(read.get(10, TimeUnit.SECONDS));
+        p[1].close();
+    }
+
+    @Test
+    void anFdGoesAlongWithItsLine(@TempDir Path dir) throws Exception {
+        Path file = Files.writeString(dir.resolve("f"), "");
+        int fd = Syscalls.libc().open(file.toString(), Syscalls.O_WRONLY | Syscalls.O_CLOEXEC);
+        HelperProcess[] p = HelperProcess.pair();
+        try {
+            p[0].writeLine("first");
+            p[0].writeLine("with", fd);
+            Syscalls.libc().close(fd);
+            assertEquals("first", p[1].readLine());
+            assertEquals("with", p[1].readLine());
+            int got = p[1].takeFd();
+            assertTrue(got >= 0);
+            assertEquals(-1, p[1].takeFd());
+            Syscalls.FileStat st = Syscalls.libc().fileStat(got);
+            assertEquals(Files.getAttribute(file, "unix:ino"), st.ino());
+            Syscalls.libc().close(got);
+        } finally {
+            p[0].close();
+            p[1].close();
+        }
+    }
+
+    /** What the shim does before criu's JVM: a socketpair whose one end it hands to Bootstrap by number. */
+    @Test
+    void aHelperStartedBeforeTheJvmIsAdoptedByItsFd() throws Exception {
+        int[] sv = Sockets.socketPair();
+        HelperProcess.preStarted(sv[0] + " -1 " + SELF + " " + Files.readString(Path.of("/proc/self/stat")).strip());
+        try (HelperProcess helper = HelperProcess.ofFd(sv[1]); HelperProcess criu = HelperProcess.adoptPreStarted().orElseThrow()) {
+            assertTrue(HelperProcess.adoptPreStarted().isEmpty(), "adopted twice");
+            assertEquals(ProcessHandle.current().pid(), criu.pid());
+            assertTrue(criu.alive());
             criu.writeLine("args --x 1");
             assertEquals("args --x 1", helper.readLine());
         }
     }
 
     @Test
-    void aHelperStartedBeforeTheJvmThatNobodyAdoptsFindsItsDirectoryGone() throws Exception {
-        Path dir = shimDirectory();
-        Files.writeString(dir.resolve("helper.pid"), "1\n");
-        HelperProcess.preStarted(dir);
+    void aHelperStartedBeforeTheJvmThatNobodyAdoptsReadsTheEnd() throws Exception {
+        int[] sv = Sockets.socketPair();
+        HelperProcess.preStarted(sv[0] + " -1 1 ");
         HelperProcess.discardUnadopted();
-        assertFalse(Files.exists(dir));
         assertTrue(HelperProcess.adoptPreStarted().isEmpty());
-        IOException e = assertThrows(IOException.class, () -> HelperProcess.connectTo(dir.resolve("helper.sock"), () -> true, 30_000));
-        assertTrue(e.getMessage().contains("helper.sock"), e.getMessage());
-    }
-
-    @Test
-    void aHelperStartedBeforeTheJvmGivesUpOnACriuThatIsGoneAndCleansUp() throws Exception {
-        Path dir = shimDirectory();
-        Files.writeString(dir.resolve("helper.out"), "");
-        IOException e = assertThrows(IOException.class, () -> HelperProcess.connectTo(dir.resolve("helper.sock"), () -> false, 30_000));
-        assertTrue(e.getMessage().startsWith("criu ended before it listened on "), e.getMessage());
-        assertFalse(Files.exists(dir), "what criu's death left");
+        try (HelperProcess helper = HelperProcess.ofFd(sv[1])) {
+            assertNull(helper.readLine());
+        }
     }
 }

@@ -18,7 +18,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * For {@link HelperProcessTest}, in a JVM of its own: a child subreaper (as a container's init is to what it starts)
  * that never reaps what is handed to it. It starts a helper whose JVM cannot start; once the starting shell is gone
  * the helper becomes this process's child and, having died, a zombie for good. Prints
- * {@code zombie PID}, then {@code reported MS-AFTER-IT-DIED MESSAGE} (or {@code connected}).
+ * {@code zombie PID}, then {@code reported MS-AFTER-IT-DIED MESSAGE} (or {@code connected}): its end of the socket
+ * closed when it died, zombie or not.
  */
 public final class UnreapingLauncher {
     private static final int PR_SET_CHILD_SUBREAPER = 36;
@@ -28,7 +29,8 @@ public final class UnreapingLauncher {
         MethodHandle prctl = linker.downcallHandle(linker.defaultLookup().find("prctl").orElseThrow(),
                 FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG), Linker.Option.firstVariadicArg(1));
         if ((int) prctl.invokeExact(PR_SET_CHILD_SUBREAPER, 1L) != 0) throw new IllegalStateException("prctl failed");
-        HelperProcess.Pending pending = HelperProcess.start(EchoHelper.class.getName(), List.of("-XX:+NoSuchOptionHere"), List.of());
+        HelperProcess helper = HelperProcess.start(EchoHelper.class.getName(), List.of("-XX:+NoSuchOptionHere"),
+                List.of(Long.toString(ProcessHandle.current().pid())));
         long zombie = -1;
         long diedAt = 0;
         long deadline = System.nanoTime() + 30_000_000_000L;
@@ -38,12 +40,9 @@ public final class UnreapingLauncher {
         }
         diedAt = System.nanoTime();
         System.out.println("zombie " + zombie);
-        try {
-            pending.connect(60_000, "the broken helper");
-            System.out.println("connected");
-        } catch (IOException e) {
-            System.out.println("reported " + (System.nanoTime() - diedAt) / 1_000_000 + " " + e.getMessage());
-        }
+        String line = helper.readLine();
+        System.out.println(line != null ? "connected" : "reported " + (System.nanoTime() - diedAt) / 1_000_000
+                + " the broken helper ended" + helper.said());
         System.out.flush();
     }
 

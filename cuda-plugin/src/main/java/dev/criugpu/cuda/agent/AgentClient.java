@@ -7,7 +7,9 @@ import dev.criugpu.api.Threads;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
 import dev.criugpu.cuda.gpu.GpuPair;
+import dev.criugpu.api.sys.ImageFiles;
 import dev.criugpu.api.sys.ProcStat;
+import dev.criugpu.api.sys.Syscalls;
 import dev.criugpu.cuda.state.CudaState;
 
 import org.slf4j.Logger;
@@ -27,7 +29,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * criu's side of the {@link CudaAgent}: a {@link CudaBackend} whose calls the agent makes, and the dump's
- * {@link AgentLink}. The agent is started when the plugin's dump begins and connects while criu goes on; the
+ * {@link AgentLink}. The agent is started when the plugin's dump begins and comes up while criu goes on; the
  * first call waits for it. Every wait gives up when criu is told to stop ({@link Interrupts}): criu then ends at once,
  * and the agent finishes or undoes what is still running.
  */
@@ -59,18 +61,17 @@ public final class AgentClient implements CudaBackend, AgentLink {
         this.starting = starting;
     }
 
-    /** The agent connected, its arguments sent; {@code early}: the shim had started it before criu's JVM. */
+    /** The agent started (its end of the socketpair handed over), its arguments sent; {@code early}: the shim had started it. */
     private record Started(HelperProcess process, boolean early, long connectedNs) {
     }
 
     /**
      * Starts the agent for this criu, on a thread of its own (starting a process costs tens of milliseconds the dump
-     * need not wait for), or adopts the one the shim started before criu's JVM; that thread waits for it to connect and
-     * sends its arguments, and the agent opens its backend while criu's JVM finishes its own start. The first call
-     * waits for it to be ready.
+     * need not wait for), or adopts the one the shim started before criu's JVM; that thread sends its arguments, and
+     * the agent opens its backend while criu's JVM finishes its own start. The first call waits for it to be ready.
      *
      * @param backend which backend the agent opens: {@code auto}, {@code driver} or {@code cli} (CRIU_CUDA_BACKEND);
-     *                cuda-checkpoint is looked up in criu's PATH, which the agent inherits
+     *                cuda-checkpoint is looked up in criu's PATH, which the agent inherits, and must be trusted
      * @param settleMs how long a returned task must stay put before the agent is done with it
      * @param jvmOptions extra JVM options (the plugin dir's AOT cache)
      * @param adopt whether to take the agent the shim started ({@link HelperProcess#adoptPreStarted}), if any
@@ -81,17 +82,17 @@ public final class AgentClient implements CudaBackend, AgentLink {
                 long self = ProcessHandle.current().pid();
                 long start = ProcStat.of(self).map(ProcStat::startTime)
                         .orElseThrow(() -> new IOException("cannot read /proc/" + self + "/stat"));
-                Optional<HelperProcess.Pending> early = adopt ? HelperProcess.adoptPreStarted() : Optional.empty();
-                HelperProcess.Pending pending = early.isPresent() ? early.get()
+                Optional<HelperProcess> early = adopt ? HelperProcess.adoptPreStarted() : Optional.empty();
+                HelperProcess agent = early.isPresent() ? early.get()
                         : HelperProcess.start(CudaAgent.class.getName(), jvmOptions(jvmOptions), CudaAgent.commandArgs(self));
-                HelperProcess agent = pending.connect(CONNECT_MS, "the CUDA agent");
                 long connected = System.nanoTime();
                 try {
                     agent.writeLine(AgentProtocol.ARGS + " " + String.join(" ",
-                            new CudaAgent.Args(null, self, start, backend, null, settleMs, 600_000).toArgv()));
+                            new CudaAgent.Args(self, start, backend, settleMs, 600_000).toArgv()));
                 } catch (IOException e) {
+                    String said = agent.said();
                     agent.close();
-                    throw e;
+                    throw new IOException(e.getMessage() + said, e);
                 }
                 return new Started(agent, early.isPresent(), connected);
             } catch (IOException e) {
@@ -109,13 +110,10 @@ public final class AgentClient implements CudaBackend, AgentLink {
     }
 
     /**
-     * The agent's log file, which it creates (and an earlier dump's, removed by criu, no longer holds): criu names it
-     * once it knows its images directory. Before the first call.
+     * The agent's log file, which criu's side creates new (an earlier dump's was removed by criu) once it knows its
+     * images directory, and hands to the agent as an fd. Before the first call.
      */
     public AgentClient logTo(Path file) {
-        if (file.toString().indexOf('\n') >= 0) {
-            throw new IllegalArgumentException(file + ": a line break in the agent's log path cannot be sent to it");
-        }
         this.log = file;
         return this;
     }
@@ -128,7 +126,12 @@ public final class AgentClient implements CudaBackend, AgentLink {
             if (log == null) throw new IllegalStateException("the CUDA agent's log file was not named");
             Started started = Interrupts.await(starting, "the CUDA agent to start");
             agent = started.process();
-            agent.writeLine(AgentProtocol.LOG + " " + log);
+            int fd = ImageFiles.createNewFd(log.getParent(), log.getFileName().toString());
+            try {
+                agent.writeLine(AgentProtocol.LOG, fd);
+            } finally {
+                Syscalls.libc().close(fd);
+            }
             Threads.startDaemon("cuda-agent-replies", this::readReplies);
             String[] f = Interrupts.await(ready, "the CUDA agent to open its backend", CONNECT_MS).split(" ");
             if (!f[0].equals("ready") || f.length < 6) throw new IOException(AgentProtocol.rest(f, 1));
@@ -137,7 +140,7 @@ public final class AgentClient implements CudaBackend, AgentLink {
             remap = f[3].equals("1");
             // the agent's pid in criu's log: what a user (or a test) needs to find the process that answers for the tasks
             description = AgentProtocol.rest(f, 5) + " in the CUDA agent (pid " + Long.parseLong(f[4]) + ")";
-            logger.debug("the CUDA agent (pid {}, {}) had connected {} ms and was ready {} ms after criu's JVM {} it", f[4],
+            logger.debug("the CUDA agent (pid {}, {}) had its arguments {} ms and was ready {} ms after criu's JVM {} it", f[4],
                     started.early() ? "started by the shim before criu's JVM" : "started by criu's JVM",
                     (started.connectedNs() - launchedNs) / 1_000_000, sinceLaunchMs(), started.early() ? "adopted" : "launched");
             return agent;
@@ -159,7 +162,7 @@ public final class AgentClient implements CudaBackend, AgentLink {
         try {
             String first = agent.readLine();
             if (first == null) {
-                ready.completeExceptionally(new IOException("it ended before it was ready"));
+                ready.completeExceptionally(new IOException("it ended before it was ready" + agent.said()));
                 return;
             }
             ready.complete(first);

@@ -8,16 +8,17 @@ import java.util.List;
 import java.util.stream.Collectors;
 
 /**
- * The lines criu's JVM and the CUDA agent exchange over their socket, one message per line, fields separated by
+ * The lines criu's JVM and the CUDA agent exchange over their socketpair (the agent's end is its fd 3), one message per line, fields separated by
  * single spaces.
  * <pre>
  * agent → criu   ready NAME API REMAP(0|1) PID DESCRIPTION...  the backend is open (after criu's log line)
  *                unusable REASON...                          no backend could be opened
  *                ok ID [VALUE]                               call ID returned (VALUE: a tid, "none", a state word)
  *                err ID CODE MESSAGE...                      call ID failed with CUresult CODE
- * criu → agent   args --criu-start T --backend B ...         first line, once it connected: the arguments its
- *                                                            command line lacks (the shim may start it first)
- *                log PATH                                    next: the agent's log file (it creates it)
+ * criu → agent   args --criu-start T --backend B ...         first line: the arguments its command line lacks
+ *                                                            (the shim may start it first); numbers and
+ *                                                            auto|driver|cli only, never a path
+ *                log  (with an fd, SCM_RIGHTS)               next: the agent's log, a file criu's side created
  *                call ID OP PID [ARG]                        OP: restore-tid state lock(ARG ms) checkpoint
  *                                                            restore(ARG old=new,... or -) unlock prepare-restore
  *                task PID START STATE | returned PID | done  the watch (see AgentWatch)

@@ -2,9 +2,7 @@ package dev.criugpu.cuda.agent;
 
 import dev.criugpu.api.HelperProcess;
 import dev.criugpu.api.Threads;
-import dev.criugpu.api.sys.ProcStat;
 import dev.criugpu.cuda.backend.BackendSelection;
-import dev.criugpu.cuda.backend.CliBackend;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
 import dev.criugpu.cuda.backend.DriverBackend;
@@ -14,11 +12,6 @@ import dev.criugpu.cuda.state.CudaState;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
-import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -40,38 +33,44 @@ public final class CudaAgent {
     static final long DRAIN_MS = 2000;
     /** How long a restore thread criu left with our signals blocked may take to stop for its mask (it is between calls). */
     static final long MASK_STOP_MS = 10_000;
-    /** How long an agent the shim started waits for criu's JVM to listen (criu's JVM takes well under a second). */
-    static final long CONNECT_WAIT_MS = 20_000;
+    /** What the agent's first line may say, and nothing else: numbers and the backend's name, never a path. */
+    private static final java.util.Set<String> ARG_KEYS = java.util.Set.of("--criu-start", "--backend", "--settle-ms", "--give-up-ms");
+    private static final java.util.Set<String> BACKENDS = java.util.Set.of("auto", "driver", "cli");
 
-    /** What the agent is told on its command line. */
-    public record Args(Path socket, long criuPid, long criuStart, String backend, Path cudaCheckpoint,
-                       long settleMs, long giveUpMs) {
-        /** What criu's JVM sends in its {@link AgentProtocol#ARGS} line: all but the socket and criu's pid. */
-        public List<String> toArgv() {
-            List<String> a = new ArrayList<>(List.of("--criu-start", Long.toString(criuStart), "--backend", backend,
-                    "--settle-ms", Long.toString(settleMs), "--give-up-ms", Long.toString(giveUpMs)));
-            if (cudaCheckpoint != null) a.addAll(List.of("--cuda-checkpoint", cudaCheckpoint.toString()));
-            if (a.stream().anyMatch(w -> w.isEmpty() || w.chars().anyMatch(Character::isWhitespace))) {
-                throw new IllegalArgumentException("the CUDA agent's arguments cannot hold blanks: " + a);
-            }
-            return a;
+    /**
+     * What the agent is told: criu's pid on its command line (from its starter), the rest in criu's first line. Nothing
+     * here names a file or a program: the backend is a choice among three (CRIU_CUDA_BACKEND or the plugin dir's cfg,
+     * read by criu's JVM), cuda-checkpoint is looked up in the agent's own PATH (criu's environment) and must be
+     * trusted, and the log is an fd criu's side opened.
+     */
+    public record Args(long criuPid, long criuStart, String backend, long settleMs, long giveUpMs) {
+        public Args {
+            if (!BACKENDS.contains(backend)) throw new IllegalArgumentException("unknown backend '" + backend + "': auto, driver or cli");
         }
 
-        static Args parse(String[] argv) {
+        /** What criu's JVM sends in its {@link AgentProtocol#ARGS} line: all but criu's pid. */
+        public List<String> toArgv() {
+            return List.of("--criu-start", Long.toString(criuStart), "--backend", backend,
+                    "--settle-ms", Long.toString(settleMs), "--give-up-ms", Long.toString(giveUpMs));
+        }
+
+        static Args parse(long criuPid, String[] words) {
             Map<String, String> m = new LinkedHashMap<>();
-            for (int i = 0; i + 1 < argv.length; i += 2) m.put(argv[i], argv[i + 1]);
-            if (argv.length % 2 != 0 || !m.keySet().containsAll(List.of("--socket", "--criu-pid", "--criu-start", "--backend"))) {
-                throw new IllegalArgumentException("usage: --socket PATH --criu-pid P, then criu's line: args --criu-start T "
-                        + "--backend driver|cli [--settle-ms N] [--give-up-ms N] [--cuda-checkpoint PATH]");
+            for (int i = 0; i + 1 < words.length; i += 2) {
+                if (!ARG_KEYS.contains(words[i]) || m.put(words[i], words[i + 1]) != null) {
+                    throw new IllegalArgumentException("criu's line holds '" + words[i] + "', which the agent does not take");
+                }
             }
-            return new Args(Path.of(m.get("--socket")), Long.parseLong(m.get("--criu-pid")), Long.parseLong(m.get("--criu-start")),
-                    m.get("--backend"), m.containsKey("--cuda-checkpoint") ? Path.of(m.get("--cuda-checkpoint")) : null,
-                    Long.parseLong(m.getOrDefault("--settle-ms", "12000")),
-                    Long.parseLong(m.getOrDefault("--give-up-ms", "600000")));
+            if (words.length % 2 != 0 || !m.keySet().containsAll(List.of("--criu-start", "--backend"))) {
+                throw new IllegalArgumentException("criu's line must be: args --criu-start T --backend auto|driver|cli "
+                        + "[--settle-ms N] [--give-up-ms N]");
+            }
+            return new Args(criuPid, Long.parseLong(m.get("--criu-start")), m.get("--backend"),
+                    Long.parseLong(m.getOrDefault("--settle-ms", "12000")), Long.parseLong(m.getOrDefault("--give-up-ms", "600000")));
         }
     }
 
-    /** The agent's command line after {@code --socket PATH} (which {@link HelperProcess} adds): criu's pid. */
+    /** The agent's command line: criu's pid (it finds criu's end of the connection at fd {@link HelperProcess#CHANNEL_FD}). */
     public static List<String> commandArgs(long criuPid) {
         return List.of("--criu-pid", Long.toString(criuPid));
     }
@@ -79,6 +78,12 @@ public final class CudaAgent {
     /** The same with the word the shim replaces by criu's pid: the command the shim starts the agent with. */
     public static List<String> earlyCommandArgs() {
         return List.of("--criu-pid", HelperProcess.CRIU_PID_WORD);
+    }
+
+    /** criu's pid from the command line, which holds nothing else. */
+    static long criuPid(String[] argv) {
+        if (argv.length != 2 || !argv[0].equals("--criu-pid")) throw new IllegalArgumentException("usage: --criu-pid P");
+        return Long.parseLong(argv[1]);
     }
 
     private final HelperProcess criu;
@@ -93,9 +98,9 @@ public final class CudaAgent {
     }
 
     /**
-     * Connects (an agent the shim started may wait for criu's JVM to listen), takes the rest of its arguments from
-     * criu's first line, takes the backend it names (libcuda was opened meanwhile: the slow part of both), then takes
-     * its log file from criu's next line and says whether it is ready.
+     * Takes criu's end of the connection its starter handed it (refusing any peer but criu), the rest of its arguments
+     * from criu's first line, and the backend it names (libcuda was opened meanwhile: the slow part of both), then its
+     * log, an fd that comes with criu's next line, and says whether it is ready.
      */
     public static void main(String[] argv) {
         Args a;
@@ -105,21 +110,14 @@ public final class CudaAgent {
         CompletableFuture<DriverBackend.Probe> driver = CompletableFuture.supplyAsync(CudaAgent::probeDriver,
                 Threads.daemonEach("cuda-agent-probe"));
         try {
-            Map<String, String> early = new LinkedHashMap<>();
-            for (int i = 0; i + 1 < argv.length; i += 2) early.put(argv[i], argv[i + 1]);
-            if (!early.containsKey("--socket") || !early.containsKey("--criu-pid")) throw new IllegalArgumentException(
-                    "usage: --socket PATH --criu-pid P");
-            long criuPid = Long.parseLong(early.get("--criu-pid"));
-            // started by the shim, it may be up before criu's JVM listens
-            criu = HelperProcess.connectTo(Path.of(early.get("--socket")),
-                    () -> ProcStat.of(criuPid).map(ProcStat::alive).orElse(false), CONNECT_WAIT_MS);
+            long criuPid = criuPid(argv);
+            criu = HelperProcess.inherited(criuPid);
             String first = criu.readLine();
-            if (first == null || !first.startsWith(AgentProtocol.ARGS + " ")) {
+            if (first == null) throw new IOException("criu closed the connection before it sent the agent's arguments");
+            if (!first.startsWith(AgentProtocol.ARGS + " ")) {
                 throw new IOException("criu's first line is not the agent's arguments: " + first);
             }
-            List<String> all = new ArrayList<>(List.of(argv));
-            all.addAll(List.of(first.substring(AgentProtocol.ARGS.length() + 1).split(" ")));
-            a = Args.parse(all.toArray(String[]::new));
+            a = Args.parse(criuPid, first.substring(AgentProtocol.ARGS.length() + 1).split(" "));
         } catch (IOException | RuntimeException e) {
             System.err.println("cuda agent: " + e.getMessage());
             System.exit(2);
@@ -134,7 +132,8 @@ public final class CudaAgent {
         }
         PrintStream log;
         try {
-            log = openLog(criu.readLine());
+            String line = criu.readLine();
+            log = openLog(line, line == null ? -1 : criu.takeFd());
         } catch (IOException | RuntimeException e) {
             System.err.println("cuda agent: " + e.getMessage());
             System.exit(2);
@@ -156,17 +155,46 @@ public final class CudaAgent {
     }
 
     /**
-     * The log file criu's first line names, created anew: a log left by an earlier dump was removed by criu, and a
-     * name that exists now (a planted link) is refused. rw------- from the start: it names the dump's pids and states.
+     * The log behind {@code fd}, which came with criu's {@link AgentProtocol#LOG} line: criu's side created the file
+     * next to the images (new, rw-------, never through a link); the agent creates nothing and opens no name.
      */
-    static PrintStream openLog(String firstLine) throws IOException {
-        if (firstLine == null) throw new IOException("criu went away before it named the agent's log");
-        if (!firstLine.startsWith(AgentProtocol.LOG + " ")) throw new IOException("criu's first line is not its log file: " + firstLine);
-        Path file = Path.of(firstLine.substring(AgentProtocol.LOG.length() + 1));
-        return new PrintStream(java.nio.channels.Channels.newOutputStream(Files.newByteChannel(file,
-                java.util.Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS),
-                java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
-                        java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")))), true, StandardCharsets.UTF_8);
+    static PrintStream openLog(String line, int fd) throws IOException {
+        if (line == null) throw new IOException("criu went away before it handed over the agent's log");
+        if (!line.equals(AgentProtocol.LOG)) throw new IOException("criu's line is not its log: " + line);
+        if (fd < 0) throw new IOException("criu's log line came without its fd");
+        try {
+            if (!dev.criugpu.api.sys.Syscalls.libc().fileStat(fd).isRegularFile()) {
+                throw new IOException("the log criu handed over is not a regular file");
+            }
+        } catch (dev.criugpu.api.sys.SyscallException e) {
+            throw new IOException("the log criu handed over: " + e.getMessage(), e);
+        }
+        return new PrintStream(new FdOutputStream(fd), true, StandardCharsets.UTF_8);
+    }
+
+    /** Writes straight to an fd of ours (unbuffered: each line is in the file when it is said). */
+    private static final class FdOutputStream extends java.io.OutputStream {
+        private final int fd;
+
+        FdOutputStream(int fd) {
+            this.fd = fd;
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            write(new byte[] {(byte) b}, 0, 1);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+                java.lang.foreign.MemorySegment buf = arena.allocate(Math.max(len, 1));
+                java.lang.foreign.MemorySegment.copy(b, off, buf, java.lang.foreign.ValueLayout.JAVA_BYTE, 0, len);
+                dev.criugpu.api.sys.Sockets.write(fd, buf, len);
+            } catch (dev.criugpu.api.sys.SyscallException e) {
+                throw new IOException(e.getMessage(), e);
+            }
+        }
     }
 
     /**
@@ -198,7 +226,6 @@ public final class CudaAgent {
      * is the look at libcuda, asked only where the driver may be used.
      */
     static CudaBackend open(Args a, Supplier<DriverBackend.Probe> driver) throws CudaCallException {
-        if (a.cudaCheckpoint() != null) return CliBackend.open(a.cudaCheckpoint());
         PluginConfig.BackendChoice choice = switch (a.backend()) {
             case "driver" -> PluginConfig.BackendChoice.DRIVER;
             case "cli" -> PluginConfig.BackendChoice.CLI;

@@ -37,8 +37,22 @@ public final class CliBackend implements CudaBackend {
         this.deviceMap = deviceMap;
     }
 
-    /** Runs {@code executable --help} to learn what it supports (r555: --action, r580: --device-map). */
+    /**
+     * Runs {@code executable --help} to learn what it supports (r555: --action, r580: --device-map). Only a trusted
+     * file is run (DESIGN rule 11: it and every directory on the way belong to root or to us and no one else may write
+     * them), by its real path.
+     */
     public static CliBackend open(Path executable) throws CudaCallException {
+        Path trusted;
+        try {
+            trusted = TrustedPaths.requireSafeToLoad(executable);
+        } catch (CriuException e) {
+            throw new CudaCallException(RUN_FAILED, "not running " + executable + ": " + e.getMessage());
+        }
+        return openTrusted(trusted);
+    }
+
+    private static CliBackend openTrusted(Path executable) throws CudaCallException {
         String help = run(executable, List.of("--help")).output;
         return new CliBackend(executable, help.contains("--action"), help.contains("--device-map"));
     }

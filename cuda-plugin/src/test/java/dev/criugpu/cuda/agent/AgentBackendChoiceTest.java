@@ -4,7 +4,6 @@ import dev.criugpu.cuda.backend.CudaCallException;
 import dev.criugpu.cuda.backend.DriverBackend;
 import org.junit.jupiter.api.Test;
 
-import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
@@ -17,8 +16,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * where the driver may be, and never where the user chose cuda-checkpoint.
  */
 class AgentBackendChoiceTest {
-    private static CudaAgent.Args args(String backend, Path cudaCheckpoint) {
-        return new CudaAgent.Args(Path.of("/nonexistent/helper.sock"), 1, 1, backend, cudaCheckpoint, 0, 0);
+    private static CudaAgent.Args args(String backend) {
+        return new CudaAgent.Args(1, 1, backend, 0, 0);
     }
 
     private static Supplier<DriverBackend.Probe> counting(AtomicInteger asked) {
@@ -32,7 +31,7 @@ class AgentBackendChoiceTest {
     void aForcedDriverChoiceTakesTheEarlyLookAndSaysWhyItIsUnusable() {
         AtomicInteger asked = new AtomicInteger();
         IllegalStateException e = assertThrows(IllegalStateException.class,
-                () -> CudaAgent.open(args("driver", null), counting(asked)));
+                () -> CudaAgent.open(args("driver"), counting(asked)));
         assertEquals(1, asked.get());
         assertTrue(e.getMessage().contains("CRIU_CUDA_BACKEND=driver but stand-in: no libcuda"), e.getMessage());
     }
@@ -41,7 +40,7 @@ class AgentBackendChoiceTest {
     private static int timesAsked(String backend) {
         AtomicInteger asked = new AtomicInteger();
         try {
-            CudaAgent.open(args(backend, null), counting(asked));
+            CudaAgent.open(args(backend), counting(asked));
         } catch (CudaCallException | RuntimeException e) {
             // the outcome depends on this machine's PATH: not this test's point
         }
@@ -56,13 +55,6 @@ class AgentBackendChoiceTest {
     @Test
     void theCliChoiceNeverUsesTheDriver() {
         assertEquals(0, timesAsked("cli"));
-    }
-
-    @Test
-    void aNamedCudaCheckpointNeverUsesTheDriver() {
-        AtomicInteger asked = new AtomicInteger();
-        assertThrows(CudaCallException.class, () -> CudaAgent.open(args("auto", Path.of("/nonexistent/cuda-checkpoint")), counting(asked)));
-        assertEquals(0, asked.get());
     }
 
     @Test

@@ -224,14 +224,22 @@ class AgentWatchTest {
 
     @Test
     void argumentsRoundTrip() {
-        CudaAgent.Args a = new CudaAgent.Args(Path.of("/tmp/x/helper.sock"), 12, 34, "cli", Path.of("/usr/bin/cuda-checkpoint"),
-                5, 6);
-        List<String> argv = new ArrayList<>(List.of("--socket", a.socket().toString()));
-        argv.addAll(CudaAgent.commandArgs(12));
-        argv.addAll(a.toArgv());
-        assertEquals(a, CudaAgent.Args.parse(argv.toArray(String[]::new)));
-        CudaAgent.Args blank = new CudaAgent.Args(null, 12, 34, "cli", Path.of("/opt/my tools/cuda-checkpoint"), 5, 6);
-        assertThrows(IllegalArgumentException.class, blank::toArgv);
+        CudaAgent.Args a = new CudaAgent.Args(12, 34, "cli", 5, 6);
+        assertEquals(12, CudaAgent.criuPid(CudaAgent.commandArgs(12).toArray(String[]::new)));
+        assertEquals(a, CudaAgent.Args.parse(12, a.toArgv().toArray(String[]::new)));
+        assertThrows(IllegalArgumentException.class, () -> new CudaAgent.Args(12, 34, "/tmp/x/run-me", 5, 6));
+    }
+
+    /** Nothing that names a program or a file is taken from criu's line (DESIGN rule 11), nor anything unknown. */
+    @Test
+    void aLineThatNamesAProgramOrAnythingUnknownIsRefused() {
+        for (String line : List.of("--criu-start 34 --backend cli --cuda-checkpoint /tmp/x/run-me",
+                "--criu-start 34 --backend /tmp/x/run-me", "--criu-start 34 --backend cli --log /tmp/x/made",
+                "--criu-start 34 --backend cli --criu-start 35", "--criu-start 34")) {
+            assertThrows(IllegalArgumentException.class, () -> CudaAgent.Args.parse(12, line.split(" ")), line);
+        }
+        assertThrows(IllegalArgumentException.class, () -> CudaAgent.criuPid(new String[] {"--socket", "/tmp/x/helper.sock",
+                "--criu-pid", "12"}));
     }
 
     /** The driver as the watchdog meets it after criu's death: calls criu started may still land. */

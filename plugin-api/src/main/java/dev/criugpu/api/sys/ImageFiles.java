@@ -73,6 +73,17 @@ public final class ImageFiles {
         }
     }
 
+    /** The same, as a raw fd (close-on-exec) the caller closes: one to hand to another process. */
+    public static int createNewFd(Path dir, String name) throws IOException {
+        checkName(name);
+        try (Dir d = Dir.of(dir)) {
+            return SYS.openat(d.fd, name, Syscalls.O_WRONLY | Syscalls.O_CREAT | Syscalls.O_EXCL
+                    | Syscalls.O_NOFOLLOW | Syscalls.O_CLOEXEC, 0600);
+        } catch (SyscallException e) {
+            throw ioException(dir.resolve(name).toString(), e);
+        }
+    }
+
     /**
      * The JDK opens channels only by name: /proc/self/fd/N names the file this process holds open as fd N (the
      * kernel follows the fd, not a path), so the channel is on the file just created, whatever its name means now.

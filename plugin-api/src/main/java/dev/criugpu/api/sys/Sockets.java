@@ -1,0 +1,417 @@
+package dev.criugpu.api.sys;
+
+import dev.criugpu.api.Errno;
+import dev.criugpu.api.bindings.Downcall;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.VarHandle;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.IntConsumer;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
+/**
+ * The calls behind a helper's connection (DESIGN rule 11: a root process of ours is handed fds, it never looks up a
+ * name another user can create): a socketpair whose one end the helper inherits, fds passed along it (SCM_RIGHTS),
+ * the peer's credentials (SO_PEERCRED), a memfd for what the helper prints, and posix_spawn, which a JVM may call
+ * (glibc's child runs only its own code until it execs). Linux, LP64 (x86_64, aarch64). Each call is linked on first
+ * use; errno is captured right after it.
+ */
+public final class Sockets {
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final SymbolLookup LIBC = LINKER.defaultLookup();
+    private static final MemoryLayout CALL_STATE = Linker.Option.captureStateLayout();
+    private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
+    private static final Linker.Option CAPTURE = Linker.Option.captureCallState("errno");
+
+    private static final int AF_UNIX = 1;
+    private static final int SOCK_STREAM = 1;
+    private static final int SOCK_CLOEXEC = 0x80000;
+    private static final int SOL_SOCKET = 1;
+    private static final int SCM_RIGHTS = 1;
+    private static final int SO_PEERCRED = 17;
+    private static final int SHUT_RDWR = 2;
+    private static final int MSG_NOSIGNAL = 0x4000;
+    private static final int MSG_CMSG_CLOEXEC = 0x40000000;
+    private static final int MFD_CLOEXEC = 1;
+    private static final int F_DUPFD_CLOEXEC = 1030;
+    private static final int POSIX_SPAWN_SETSIGMASK = 0x08;
+    private static final int POSIX_SPAWN_SETSID = 0x80;
+    /** struct msghdr (LP64): name, namelen, iov, iovlen, control, controllen, flags. */
+    private static final long MSGHDR_SIZE = 56;
+    /** struct cmsghdr: len (size_t), level, type, then the data; CMSG_SPACE of up to 8 fds. */
+    private static final long CMSG_HEADER = 16;
+    private static final int MAX_FDS = 8;
+    private static final long CMSG_SPACE = CMSG_HEADER + MAX_FDS * 4L;
+    /** glibc's posix_spawn_file_actions_t and posix_spawnattr_t are 80 and 336 bytes; room to spare. */
+    private static final long SPAWN_STRUCT = 1024;
+
+    private static final Downcall SOCKETPAIR = bind("socketpair", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS));
+    private static final Downcall SENDMSG = bind("sendmsg", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final Downcall RECVMSG = bind("recvmsg", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final Downcall READ = bind("read", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final Downcall WRITE = bind("write", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final Downcall GETSOCKOPT = bind("getsockopt",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+    private static final Downcall SHUTDOWN = bind("shutdown", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final Downcall MEMFD_CREATE = bind("memfd_create", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+    private static final Downcall PIPE2 = bind("pipe2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+    private static final Downcall FCNTL = bind("fcntl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT),
+            Linker.Option.firstVariadicArg(2));
+    private static final Downcall WAITPID = bind("waitpid", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
+
+    private Sockets() {
+    }
+
+    private static Downcall bind(String name, FunctionDescriptor d, Linker.Option... extra) {
+        Linker.Option[] opts = new Linker.Option[extra.length + 1];
+        System.arraycopy(extra, 0, opts, 0, extra.length);
+        opts[extra.length] = CAPTURE;
+        return Downcall.find(LIBC, name, d, opts);
+    }
+
+    private static int errno(MemorySegment state) {
+        return (int) ERRNO.get(state, 0L);
+    }
+
+    private static SyscallException failure(String what, int errno) {
+        return new SyscallException(errno, what + " failed: " + Errno.name(errno));
+    }
+
+    private static IllegalStateException broken(String what, Throwable t) {
+        return new IllegalStateException(what, t);
+    }
+
+    /** A connected pair of UNIX stream sockets, both close-on-exec: {@code [0]} stays here, {@code [1]} is handed on. */
+    public static int[] socketPair() {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(CALL_STATE);
+            MemorySegment sv = a.allocate(JAVA_INT, 2);
+            if ((int) SOCKETPAIR.handle().invokeExact(state, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+                throw failure("socketpair", errno(state));
+            }
+            return new int[] {sv.getAtIndex(JAVA_INT, 0), sv.getAtIndex(JAVA_INT, 1)};
+        } catch (SyscallException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw broken("socketpair", t);
+        }
+    }
+
+    /** A pipe, both ends close-on-exec: {@code [0]} to read, {@code [1]} to write. */
+    public static int[] pipe() {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(CALL_STATE);
+            MemorySegment fds = a.allocate(JAVA_INT, 2);
+            if ((int) PIPE2.handle().invokeExact(state, fds, Syscalls.O_CLOEXEC) < 0) throw failure("pipe2", errno(state));
+            return new int[] {fds.getAtIndex(JAVA_INT, 0), fds.getAtIndex(JAVA_INT, 1)};
+        } catch (SyscallException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw broken("pipe2", t);
+        }
+    }
+
+    /** An anonymous memory file (close-on-exec): what a helper prints goes there, not into a file anyone can name. */
+    public static int memfd(String name) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(CALL_STATE);
+            int fd = (int) MEMFD_CREATE.handle().invokeExact(state, a.allocateFrom(name), MFD_CLOEXEC);
+            if (fd < 0) throw failure("memfd_create", errno(state));
+            return fd;
+        } catch (SyscallException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw broken("memfd_create", t);
+        }
+    }
+
+    /** A close-on-exec copy of {@code fd} numbered {@code min} or above. */
+    public static int dupAtLeast(int fd, int min) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(CALL_STATE);
+            int copy = (int) FCNTL.handle().invokeExact(state, fd, F_DUPFD_CLOEXEC, min);
+            if (copy < 0) throw failure("fcntl F_DUPFD_CLOEXEC of fd " + fd, errno(state));
+            return copy;
+        } catch (SyscallException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw broken("fcntl", t);
+        }
+    }
+
+    /** Whether {@code fd} is open and a socket (by /proc: no call to link on the helper's way to its first line). */
+    public static boolean isSocket(int fd) {
+        try {
+            return java.nio.file.Files.readSymbolicLink(java.nio.file.Path.of("/proc/self/fd/" + fd)).toString().startsWith("socket:");
+        } catch (java.io.IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /** The process at the other end of a UNIX socket, as the kernel recorded it when the pair was made. */
+    public record Peer(int pid, int uid, int gid) {
+    }
+
+    /** SO_PEERCRED of {@code fd}. */
+    public static Peer peer(int fd) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(CALL_STATE);
+            MemorySegment cred = a.allocate(JAVA_INT, 3);
+            MemorySegment len = a.allocateFrom(JAVA_INT, 12);
+            if ((int) GETSOCKOPT.handle().invokeExact(state, fd, SOL_SOCKET, SO_PEERCRED, cred, len) < 0) {
+                throw failure("getsockopt SO_PEERCRED of fd " + fd, errno(state));
+            }
+            return new Peer(cred.getAtIndex(JAVA_INT, 0), cred.getAtIndex(JAVA_INT, 1), cred.getAtIndex(JAVA_INT, 2));
+        } catch (SyscallException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw broken("getsockopt", t);
+        }
+    }
+
+    /** This process's effective uid, read from /proc (no call to link on the helper's way to its first line). */
+    public static int effectiveUid() {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
+                if (line.startsWith("Uid:")) return Integer.parseInt(line.substring(4).trim().split("\\s+")[1]);
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            // below
+        }
+        throw new IllegalStateException("cannot read this process's uid from /proc/self/status");
+    }
+
+    /**
+     * sendmsg of {@code len} bytes of {@code buf} (all of them, in as many calls as it takes), never raising SIGPIPE;
+     * {@code passFd} (or -1) goes along with the first byte as SCM_RIGHTS.
+     */
+    public static void send(int fd, MemorySegment buf, long len, int passFd) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(CALL_STATE);
+            MemorySegment msg = a.allocate(MSGHDR_SIZE, 8);
+            MemorySegment iov = a.allocate(16, 8);
+            MemorySegment control = passFd >= 0 ? a.allocate(CMSG_HEADER + 8, 8) : MemorySegment.NULL;
+            long off = 0;
+            while (off < len) {
+                msg.fill((byte) 0);
+                iov.set(ADDRESS, 0, buf.asSlice(off));
+                iov.set(JAVA_LONG, 8, len - off);
+                msg.set(ADDRESS, 16, iov);
+                msg.set(JAVA_LONG, 24, 1);
+                if (passFd >= 0 && off == 0) {
+                    control.set(JAVA_LONG, 0, CMSG_HEADER + 4);
+                    control.set(JAVA_INT, 8, SOL_SOCKET);
+                    control.set(JAVA_INT, 12, SCM_RIGHTS);
+                    control.set(JAVA_INT, 16, passFd);
+                    msg.set(ADDRESS, 32, control);
+                    msg.set(JAVA_LONG, 40, CMSG_HEADER + 8);
+                }
+                long n = (long) SENDMSG.handle().invokeExact(state, fd, msg, MSG_NOSIGNAL);
+                if (n < 0) {
+                    if (errno(state) == Errno.EINTR) continue;
+                    throw failure("sendmsg on fd " + fd, errno(state));
+                }
+                off += n;
+            }
+        } catch (SyscallException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw broken("sendmsg", t);
+        }
+    }
+
+    /**
+     * recvmsg of up to {@code len} bytes into {@code buf}: how many (0 at the other end's end); each fd that came
+     * along (close-on-exec here) goes to {@code fds}.
+     */
+    public static long receive(int fd, MemorySegment buf, long len, IntConsumer fds) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(CALL_STATE);
+            MemorySegment msg = a.allocate(MSGHDR_SIZE, 8);
+            MemorySegment iov = a.allocate(16, 8);
+            MemorySegment control = a.allocate(CMSG_SPACE, 8);
+            while (true) {
+                msg.fill((byte) 0);
+                control.fill((byte) 0);
+                iov.set(ADDRESS, 0, buf);
+                iov.set(JAVA_LONG, 8, len);
+                msg.set(ADDRESS, 16, iov);
+                msg.set(JAVA_LONG, 24, 1);
+                msg.set(ADDRESS, 32, control);
+                msg.set(JAVA_LONG, 40, CMSG_SPACE);
+                long n = (long) RECVMSG.handle().invokeExact(state, fd, msg, MSG_CMSG_CLOEXEC);
+                if (n < 0) {
+                    if (errno(state) == Errno.EINTR) continue;
+                    throw failure("recvmsg on fd " + fd, errno(state));
+                }
+                long controlLen = msg.get(JAVA_LONG, 40);
+                // one SCM_RIGHTS message at most: the sender passes one fd per sendmsg
+                if (controlLen >= CMSG_HEADER && control.get(JAVA_INT, 8) == SOL_SOCKET && control.get(JAVA_INT, 12) == SCM_RIGHTS) {
+                    long count = (Math.min(control.get(JAVA_LONG, 0), CMSG_SPACE) - CMSG_HEADER) / 4;
+                    for (int i = 0; i < count; i++) fds.accept(control.get(JAVA_INT, CMSG_HEADER + 4L * i));
+                }
+                return n;
+            }
+        } catch (SyscallException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw broken("recvmsg", t);
+        }
+    }
+
+    /** read(2) of up to {@code len} bytes (retried on EINTR): how many, 0 at the end. */
+    public static long read(int fd, MemorySegment buf, long len) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(CALL_STATE);
+            while (true) {
+                long n = (long) READ.handle().invokeExact(state, fd, buf, len);
+                if (n >= 0) return n;
+                if (errno(state) != Errno.EINTR) throw failure("read of fd " + fd, errno(state));
+            }
+        } catch (SyscallException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw broken("read", t);
+        }
+    }
+
+    /** write(2) of all {@code len} bytes of {@code buf}. */
+    public static void write(int fd, MemorySegment buf, long len) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(CALL_STATE);
+            long off = 0;
+            while (off < len) {
+                long n = (long) WRITE.handle().invokeExact(state, fd, buf.asSlice(off), len - off);
+                if (n < 0) {
+                    if (errno(state) == Errno.EINTR) continue;
+                    throw failure("write of fd " + fd, errno(state));
+                }
+                off += n;
+            }
+        } catch (SyscallException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw broken("write", t);
+        }
+    }
+
+    /** shutdown(fd, SHUT_RDWR): a thread blocked reading it sees the end; quietly nothing if it is not connected. */
+    public static void shutdown(int fd) {
+        try (Arena a = Arena.ofConfined()) {
+            int ignored = (int) SHUTDOWN.handle().invokeExact(a.allocate(CALL_STATE), fd, SHUT_RDWR);
+        } catch (Throwable t) {
+            throw broken("shutdown", t);
+        }
+    }
+
+    /** waitpid(pid, &status, 0), retried on EINTR: the raw status, or empty when it is not (or no longer) our child. */
+    public static Optional<Integer> waitFor(int pid) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(CALL_STATE);
+            MemorySegment status = a.allocate(JAVA_INT);
+            while (true) {
+                int r = (int) WAITPID.handle().invokeExact(state, pid, status, 0);
+                if (r == pid) return Optional.of(status.get(JAVA_INT, 0));
+                if (r < 0 && errno(state) == Errno.EINTR) continue;
+                return Optional.empty();
+            }
+        } catch (Throwable t) {
+            throw broken("waitpid", t);
+        }
+    }
+
+    /**
+     * posix_spawn of {@code argv} ({@code argv[0]} an absolute path) with {@code env}, in a session of its own, with no
+     * signal blocked; its fds 0..n-1 are {@code fds} (each an fd of ours; -1: /dev/null), and no other fd of ours
+     * reaches it (close-on-exec, or closed in the child where glibc can: closefrom). Returns its pid.
+     */
+    public static int spawn(List<String> argv, List<String> env, int... fds) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(CALL_STATE);
+            MemorySegment actions = a.allocate(SPAWN_STRUCT, 16);
+            MemorySegment attr = a.allocate(SPAWN_STRUCT, 16);
+            MemorySegment emptySet = a.allocate(128, 8);
+            Spawn s = Spawn.CALLS;
+            check(state, (int) s.actionsInit.handle().invokeExact(state, actions), "posix_spawn_file_actions_init");
+            check(state, (int) s.attrInit.handle().invokeExact(state, attr), "posix_spawnattr_init");
+            try {
+                // copies numbered above every target first, so that no dup2 overwrites a source still to be copied
+                int[] high = new int[fds.length];
+                try {
+                    for (int i = 0; i < fds.length; i++) high[i] = fds[i] < 0 ? -1 : dupAtLeast(fds[i], fds.length);
+                    for (int i = 0; i < fds.length; i++) {
+                        if (high[i] < 0) {
+                            check(state, (int) s.addOpen.handle().invokeExact(state, actions, i, a.allocateFrom("/dev/null"),
+                                    Syscalls.O_RDWR, 0), "posix_spawn_file_actions_addopen");
+                        } else {
+                            check(state, (int) s.addDup2.handle().invokeExact(state, actions, high[i], i),
+                                    "posix_spawn_file_actions_adddup2");
+                        }
+                    }
+                    if (s.addClosefrom != null) {
+                        check(state, (int) s.addClosefrom.handle().invokeExact(state, actions, fds.length),
+                                "posix_spawn_file_actions_addclosefrom_np");
+                    }
+                    check(state, (int) s.setSigmask.handle().invokeExact(state, attr, emptySet), "posix_spawnattr_setsigmask");
+                    check(state, (int) s.setFlags.handle().invokeExact(state, attr, (short) (POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSID)),
+                            "posix_spawnattr_setflags");
+                    MemorySegment pid = a.allocate(JAVA_INT);
+                    int rc = (int) s.spawn.handle().invokeExact(state, pid, a.allocateFrom(argv.getFirst()), actions, attr,
+                            strings(a, argv), strings(a, env));
+                    if (rc != 0) throw failure("posix_spawn " + argv.getFirst(), rc);
+                    return pid.get(JAVA_INT, 0);
+                } finally {
+                    for (int h : high) if (h >= 0) Syscalls.libc().close(h);
+                }
+            } finally {
+                int ignored = (int) s.actionsDestroy.handle().invokeExact(state, actions);
+                ignored = (int) s.attrDestroy.handle().invokeExact(state, attr);
+            }
+        } catch (SyscallException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw broken("posix_spawn", t);
+        }
+    }
+
+    /** The posix_spawn calls return the error number (not -1 and errno). */
+    private static void check(MemorySegment state, int rc, String what) {
+        if (rc != 0) throw failure(what, rc);
+    }
+
+    private static MemorySegment strings(Arena a, List<String> words) {
+        MemorySegment array = a.allocate(ADDRESS, words.size() + 1);
+        for (int i = 0; i < words.size(); i++) array.setAtIndex(ADDRESS, i, a.allocateFrom(words.get(i)));
+        array.setAtIndex(ADDRESS, words.size(), MemorySegment.NULL);
+        return array;
+    }
+
+    /** Bound on the first spawn: criu's JVM spawns only where the shim started no helper. */
+    private record Spawn(Downcall actionsInit, Downcall actionsDestroy, Downcall addDup2, Downcall addOpen,
+                         Downcall addClosefrom, Downcall attrInit, Downcall attrDestroy, Downcall setSigmask,
+                         Downcall setFlags, Downcall spawn) {
+        static final Spawn CALLS = new Spawn(
+                bind("posix_spawn_file_actions_init", FunctionDescriptor.of(JAVA_INT, ADDRESS)),
+                bind("posix_spawn_file_actions_destroy", FunctionDescriptor.of(JAVA_INT, ADDRESS)),
+                bind("posix_spawn_file_actions_adddup2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT)),
+                bind("posix_spawn_file_actions_addopen", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT)),
+                // glibc 2.34 and newer; older ones leave to close-on-exec what it covers
+                LIBC.find("posix_spawn_file_actions_addclosefrom_np").isPresent()
+                        ? bind("posix_spawn_file_actions_addclosefrom_np", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT)) : null,
+                bind("posix_spawnattr_init", FunctionDescriptor.of(JAVA_INT, ADDRESS)),
+                bind("posix_spawnattr_destroy", FunctionDescriptor.of(JAVA_INT, ADDRESS)),
+                bind("posix_spawnattr_setsigmask", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS)),
+                bind("posix_spawnattr_setflags", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_SHORT)),
+                bind("posix_spawn", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS)));
+    }
+}
