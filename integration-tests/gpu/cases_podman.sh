@@ -121,21 +121,24 @@ restored_and_working() {
     (($(last_tick "$PLOG" p) > at_dump)) || { CKPT_WHY="no tick after the dump's $at_dump"; return 1; }
 }
 
-# case_podman_checkpoint NAME: podman container checkpoint --keep, then podman container restore in place
+# checkpoint_restore_in_place NAME: podman container checkpoint --keep, then podman container restore in place, the
+# counter going on; sets AT_DUMP, T_DUMP, T_RESTORE, or CKPT_WHY and returns 1
+checkpoint_restore_in_place() {
+    local name="$1"
+    podman_checkpoint "$name" --keep || { CKPT_WHY="podman container checkpoint failed: $(podman_error "$name" dump)"; return 1; }
+    AT_DUMP=$(last_tick "$PLOG" p)
+    checkpointed_with_plugins "$name" || return 1
+    podman_restore "$name" --keep && restored_and_working "$name" "$AT_DUMP"
+}
+
+# case_podman_checkpoint NAME: one checkpoint --keep and restore in place
 case_podman_checkpoint() {
-    local name="$1" at_dump
+    local name="$1"
     if ! start_container "$name"; then fail "$name" "$CKPT_WHY"; remove_container "$name"; return; fi
-    if ! podman_checkpoint "$name" --keep; then
-        fail "$name" "podman container checkpoint failed: $(podman_error "$name" dump)"; remove_container "$name"; return
-    fi
-    at_dump=$(last_tick "$PLOG" p)
-    if ! checkpointed_with_plugins "$name"; then fail "$name" "$CKPT_WHY"; remove_container "$name"; return; fi
-    if ! podman_restore "$name" --keep || ! restored_and_working "$name" "$at_dump"; then
-        fail "$name" "$CKPT_WHY"; remove_container "$name"; return
-    fi
+    if ! checkpoint_restore_in_place "$name"; then fail "$name" "$CKPT_WHY"; remove_container "$name"; return; fi
     stop_container "$name" || { fail "$name" "no clean exit after the restore"; return; }
     pass "$name"
-    note "TIME $name checkpoint=$T_DUMP restore=$T_RESTORE tick-at-dump=$at_dump"
+    note "TIME $name checkpoint=$T_DUMP restore=$T_RESTORE tick-at-dump=$AT_DUMP"
 }
 
 # case_podman_export NAME: checkpoint --export to an archive, podman rm, restore --import from the archive
@@ -203,18 +206,11 @@ case_podman_no_plugins() {
 # hung when criu's JVM ran while criu cloned the first task (DESIGN rule 1); a hang ends in PODMAN_CMD_TIMEOUT. Each
 # restore.log must say that criu cloned its first task single-threaded.
 case_podman_rounds() {
-    local name="$1" rounds="${PODMAN_ROUNDS:-20}" i at_dump dumps=() restores=()
+    local name="$1" rounds="${PODMAN_ROUNDS:-20}" i dumps=() restores=()
     if ! start_container "$name"; then fail "$name" "$CKPT_WHY"; remove_container "$name"; return; fi
     for ((i = 1; i <= rounds; i++)); do
-        if ! podman_checkpoint "$name" --keep; then
-            fail "$name" "round $i: podman container checkpoint failed: $(podman_error "$name" dump)"; remove_container "$name"; return
-        fi
-        at_dump=$(last_tick "$PLOG" p)
-        if ! checkpointed_with_plugins "$name"; then fail "$name" "round $i: $CKPT_WHY"; remove_container "$name"; return; fi
-        if ! podman_restore "$name" --keep || ! restored_and_working "$name" "$at_dump"; then
-            fail "$name" "round $i: $CKPT_WHY"; remove_container "$name"; return
-        fi
-        if ! log_has "$name" restore "criu cloned the restore's first task single-threaded" "fork-safety"; then
+        if ! checkpoint_restore_in_place "$name" \
+                || ! log_has "$name" restore "criu cloned the restore's first task single-threaded" "fork-safety"; then
             fail "$name" "round $i: $CKPT_WHY"; remove_container "$name"; return
         fi
         cp "$LOGS/$name.restore.log" "$LOGS/$name.restore.$i.log" 2>/dev/null
