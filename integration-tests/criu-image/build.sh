@@ -5,16 +5,21 @@
 #   criu-java-gpu/criu:4.1.1  Debian trixie (criu 4.1.1, older plugin ABI: 12 hooks)
 #   criu-java-gpu/podman:4.2.1  the sid image plus podman, crun and iptables (criu's network lock), with vfs
 #                               storage (overlay cannot nest here): podman checkpoint/restore (PodmanCheckpointIT)
+#   criu-java-gpu/zdtm:4.2.1  the sid image plus CRIU's own test suite zdtm, from Debian's criu 4.2.1 source (the
+#                             orig tarball upstream/fetch-source.sh fetches), built in /opt/criu-4.2.1/test (ZdtmIT)
 # An image is rebuilt only when its recipe (suite, packages, this script) changed: the recipe hash is stored
-# in the image label dev.criugpu.recipe (for podman, together with the id of the sid image it derives from).
+# in the image label dev.criugpu.recipe (for podman and zdtm, together with the id of the sid image they derive
+# from, and for zdtm the sha256 of the criu source).
 #
-# Usage: build.sh [sid|trixie|podman ...]   (default: all three; podman builds sid first)
+# Usage: build.sh [sid|trixie|podman|zdtm ...]   (default: all four; podman and zdtm build sid first)
 # Env:   DEBIAN_MIRROR (default http://deb.debian.org/debian), CRIU_IMAGE_FORCE=1 rebuilds regardless.
 set -euo pipefail
 
 MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 PACKAGES="criu,libcriu-dev,python3-pycriu,procps,util-linux,iproute2,zlib1g,ca-certificates,openjdk-25-jre-headless"
 PODMAN_PACKAGES="podman crun iptables"
+ZDTM_PACKAGES="make gcc libc6-dev xz-utils protobuf-compiler protobuf-c-compiler libprotobuf-c-dev python3-yaml libaio-dev libcap-dev pkg-config iproute2 libnl-3-dev libnl-route-3-dev iptables"
+ZDTM_SRC=/opt/criu-4.2.1
 LABEL="dev.criugpu.recipe"
 SELF="$(readlink -f "${BASH_SOURCE[0]}")"
 
@@ -23,7 +28,8 @@ image_for_suite() {
         sid) echo "criu-java-gpu/criu:4.2.1" ;;
         trixie) echo "criu-java-gpu/criu:4.1.1" ;;
         podman) echo "criu-java-gpu/podman:4.2.1" ;;
-        *) echo "build.sh: unknown suite '$1' (expected sid, trixie or podman)" >&2; return 2 ;;
+        zdtm) echo "criu-java-gpu/zdtm:4.2.1" ;;
+        *) echo "build.sh: unknown suite '$1' (expected sid, trixie, podman or zdtm)" >&2; return 2 ;;
     esac
 }
 
@@ -67,25 +73,26 @@ build_suite() {
     echo "build.sh: built $image (criu $version)"
 }
 
-# The podman image is the sid image with podman installed by apt inside it (no second debootstrap).
-build_podman() {
-    local base image hash container
+# The podman and zdtm images are the sid image with more installed by apt inside it (no second debootstrap); main
+# builds sid first.
+# build_derived NAME PACKAGES SCRIPT HASH_EXTRA [docker run args]: SCRIPT runs after apt, in the container.
+build_derived() {
+    local name="$1" packages="$2" script="$3" extra="$4" base image hash container
+    shift 4
     base="$(image_for_suite sid)"
-    image="$(image_for_suite podman)"
-    build_suite sid || return 1
-    hash="$({ echo "base=$(docker image inspect -f '{{.Id}}' "$base")"; echo "packages=$PODMAN_PACKAGES"; cat "$SELF"; } \
-        | sha256sum | cut -c1-16)"
+    image="$(image_for_suite "$name")"
+    hash="$({ echo "base=$(docker image inspect -f '{{.Id}}' "$base")"; echo "packages=$packages"; echo "$extra"
+              cat "$SELF"; } | sha256sum | cut -c1-16)"
     if [[ "${CRIU_IMAGE_FORCE:-0}" != 1 && "$(existing_hash "$image")" == "$hash" ]]; then
         echo "build.sh: $image is up to date (recipe $hash)"
         return 0
     fi
     echo "build.sh: building $image from $base (recipe $hash)"
-    container="criu-image-podman-$$"
-    if ! docker run --name "$container" "$base" sh -c "apt-get update -q && DEBIAN_FRONTEND=noninteractive \
-            apt-get install -y -q --no-install-recommends $PODMAN_PACKAGES \
-            && printf '[storage]\ndriver = \"vfs\"\n' >/etc/containers/storage.conf \
-            && rm -rf /var/cache/apt/archives/*.deb /var/lib/apt/lists/*" >"/var/tmp/$container.log" 2>&1; then
-        echo "build.sh: installing podman into $base failed; last lines:" >&2
+    container="criu-image-$name-$$"
+    if ! docker run --name "$container" "$@" "$base" sh -c "apt-get update -q && DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y -q --no-install-recommends $packages \
+            && rm -rf /var/cache/apt/archives/*.deb /var/lib/apt/lists/* && $script" >"/var/tmp/$container.log" 2>&1; then
+        echo "build.sh: building $image failed; last lines:" >&2
         tail -n 20 "/var/tmp/$container.log" >&2
         docker rm -f "$container" >/dev/null 2>&1 || true
         rm -f "/var/tmp/$container.log"
@@ -94,27 +101,47 @@ build_podman() {
     docker commit -c "LABEL $LABEL=$hash" -c 'CMD ["sleep","infinity"]' "$container" "$image" >/dev/null
     docker rm "$container" >/dev/null
     rm -f "/var/tmp/$container.log"
-    echo "build.sh: built $image ($(docker run --rm "$image" podman --version))"
+    echo "build.sh: built $image"
+}
+
+build_podman() {
+    build_derived podman "$PODMAN_PACKAGES" "printf '[storage]\ndriver = \"vfs\"\n' >/etc/containers/storage.conf" ""
+}
+
+# zdtm's helpers (umount2, zdtm_ct), its library and all its static tests, so that the test list can change without
+# a rebuild. The criu source comes in read-only; nothing of it leaves this machine's images and caches.
+build_zdtm() {
+    local tarball sum
+    tarball="$("$(dirname "$SELF")/../upstream/fetch-source.sh")" || return 1
+    sum="$(sha256sum "$tarball" | cut -d' ' -f1)"
+    build_derived zdtm "$ZDTM_PACKAGES" "mkdir -p $ZDTM_SRC && tar -C $ZDTM_SRC --strip-components=1 -xJf /tmp/criu.tar.xz \
+            && make -C $ZDTM_SRC/test umount2 zdtm_ct && make -C $ZDTM_SRC/test/zdtm/lib \
+            && make -C $ZDTM_SRC/test/zdtm/static -j\$(nproc)" "source=$sum" -v "$tarball:/tmp/criu.tar.xz:ro"
 }
 
 main() {
     local suites=("$@")
-    [[ ${#suites[@]} -gt 0 ]] || suites=(trixie podman)
+    [[ ${#suites[@]} -gt 0 ]] || suites=(trixie podman zdtm)
     command -v debootstrap >/dev/null || { echo "build.sh: debootstrap is not installed" >&2; exit 1; }
     docker info >/dev/null 2>&1 || { echo "build.sh: docker daemon is not reachable" >&2; exit 1; }
-    local pids=() suite rc=0
+    local suite base=() derived=() sid_pid="" pids=() rc=0
     for suite in "${suites[@]}"; do
         image_for_suite "$suite" >/dev/null
+        case "$suite" in podman | zdtm) derived+=("$suite") ;; *) base+=("$suite") ;; esac
     done
-    # podman builds sid itself first; a separate sid build would race it.
-    if [[ " ${suites[*]} " == *" podman "* ]]; then
-        local rest=()
-        for suite in "${suites[@]}"; do [[ "$suite" == sid ]] || rest+=("$suite"); done
-        suites=("${rest[@]}")
+    # podman and zdtm derive from sid: they start once sid is built. The rest are independent: side by side
+    # (debootstrap is network-bound, ~1 min each).
+    if [[ ${#derived[@]} -gt 0 && " ${base[*]} " != *" sid "* ]]; then base+=(sid); fi
+    for suite in "${base[@]}"; do
+        build_suite "$suite" &
+        if [[ "$suite" == sid ]]; then sid_pid=$!; else pids+=($!); fi
+    done
+    if [[ -n "$sid_pid" ]] && ! wait "$sid_pid"; then
+        rc=1
+        derived=()
     fi
-    # The rest are independent: build them side by side (network-bound, ~1 min each).
-    for suite in "${suites[@]}"; do
-        if [[ "$suite" == podman ]]; then build_podman & else build_suite "$suite" & fi
+    for suite in "${derived[@]}"; do
+        "build_$suite" &
         pids+=($!)
     done
     for pid in "${pids[@]}"; do

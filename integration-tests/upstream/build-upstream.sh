@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds CRIU's own GPU plugins (upstream's plugins/cuda and plugins/amdgpu) from Debian's criu 4.2.1 source
 # package, the compatibility oracle of our tests and benchmarks. Nothing of it is committed: the source is fetched
-# at test time (the orig tarball of the sid source package, checked by apt against the signed Release file) and
-# built in a cache folder outside the repository.
+# at test time (fetch-source.sh: the orig tarball of the sid source package, checked by apt against the signed
+# Release file) and built in a cache folder outside the repository.
 #
 # Usage: build-upstream.sh OUT_DIR
 #   OUT_DIR/cuda_plugin.so, OUT_DIR/amdgpu_plugin.so   the two plugins, as `make criu cuda_plugin amdgpu_plugin` builds them
@@ -16,14 +16,13 @@
 set -euo pipefail
 
 VERSION=4.2.1
-MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 CACHE="${UPSTREAM_CACHE:-/var/tmp/criu-upstream-cache}"
 OUT="${1:?usage: build-upstream.sh OUT_DIR}"
 
 die() { echo "build-upstream: $*" >&2; exit "${2:-1}"; }
 
 missing=()
-for tool in apt-get gcc make pkg-config protoc-c protoc xz; do
+for tool in gcc make pkg-config protoc-c protoc xz; do
     command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
 done
 for hdr in protobuf-c/protobuf-c.h libnl3/netlink/netlink.h libnet.h sys/capability.h bsd/string.h gnutls/gnutls.h \
@@ -32,31 +31,9 @@ for hdr in protobuf-c/protobuf-c.h libnl3/netlink/netlink.h libnet.h sys/capabil
 done
 ((${#missing[@]} == 0)) || die "missing build tools or headers: ${missing[*]} (Debian: apt-get install libprotobuf-c-dev protobuf-c-compiler libprotobuf-dev protobuf-compiler libnl-3-dev libnet1-dev libcap-dev libbsd-dev libgnutls28-dev uuid-dev libdrm-dev python3-protobuf pkg-config)"
 
-APT="$CACHE/apt"
-apt_opts=(
-    -o "Dir::Etc::sourcelist=$APT/sources.list" -o "Dir::Etc::sourceparts=-"
-    -o "Dir::State::Lists=$APT/lists" -o "Dir::State::status=$APT/status" -o "Dir::Cache=$APT/cache"
-    -o "Acquire::Check-Valid-Until=false" -o "Acquire::Languages=none"
-)
-mkdir -p "$APT/lists/partial" "$APT/cache/archives/partial" "$CACHE/src"
-echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $MIRROR sid main" >"$APT/sources.list"
-touch "$APT/status"
-
-tarball="$CACHE/src/criu_${VERSION}.orig.tar.xz"
-if [[ ! -s "$tarball" ]]; then
-    apt-get "${apt_opts[@]}" -q update >"$CACHE/apt-update.log" 2>&1 \
-        || die "apt-get update of sid's sources failed (see $CACHE/apt-update.log): no network to $MIRROR?" 3
-    # --download-only fetches the .dsc and the tarballs it names; the Debian packaging tarball of a revision that was
-    # replaced may be gone from the mirror, so only the orig tarball is required here.
-    (cd "$CACHE/src" && apt-get "${apt_opts[@]}" -q source --download-only "criu=${VERSION}-1" \
-        >"$CACHE/apt-source.log" 2>&1) || true
-    [[ -s "$tarball" ]] || die "sid's source package criu ${VERSION} could not be fetched (see $CACHE/apt-source.log)" 3
-fi
+# The orig tarball, fetched once into the cache (exit status 3 when it cannot be: no network, no such version).
+tarball=$("$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/fetch-source.sh") || exit $?
 sum=$(sha256sum "$tarball" | cut -d' ' -f1)
-dsc=$(ls "$CACHE"/src/criu_${VERSION}-*.dsc 2>/dev/null | head -n1 || true)
-if [[ -n "$dsc" ]] && ! grep -q "$sum" "$dsc"; then
-    die "$tarball: sha256 $sum is not the one $dsc lists"
-fi
 
 tree="$CACHE/build-$sum/criu-$VERSION"
 if [[ ! -f "$tree/plugins/cuda/cuda_plugin.so" || ! -f "$tree/plugins/amdgpu/amdgpu_plugin.so" ]]; then

@@ -2,6 +2,7 @@ package dev.criugpu.it;
 
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Capability;
+import com.github.dockerjava.api.model.Volume;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.BindMode;
 import org.testcontainers.containers.Container;
@@ -25,6 +26,8 @@ import java.util.List;
  *
  * Mounted read-only: the test workloads at {@link #WORKLOADS}, and when a plugin dir is given, that dir and the JDK
  * its criu-gpu.cfg names, each at the same path as on the host (its java/jvm.options names both by absolute path).
+ * Optionally, anonymous Docker volumes (on the host's filesystem instead of the image's overlayfs; removed with the
+ * container).
  */
 public final class CriuContainer implements AutoCloseable {
     /** The plugin dir of this build, where it is on the host and in a container with plugins. */
@@ -34,7 +37,7 @@ public final class CriuContainer implements AutoCloseable {
     private final GenericContainer<?> container;
     public final CriuImage image;
 
-    private CriuContainer(CriuImage image, PluginDir plugins) {
+    private CriuContainer(CriuImage image, PluginDir plugins, List<String> volumes) {
         this.image = image;
         requireImage(image);
         Path workloads = Path.of(System.getProperty("criugpu.workloads.dir", "target/workloads")).toAbsolutePath();
@@ -50,6 +53,9 @@ public final class CriuContainer implements AutoCloseable {
                         .withCapDrop(Capability.SYS_RESOURCE)
                         .withSecurityOpts(List.of("seccomp=unconfined", "apparmor=unconfined"))
                         .withInit(true));
+        if (!volumes.isEmpty()) {
+            c = c.withCreateContainerCmdModifier(cmd -> cmd.withVolumes(volumes.stream().map(Volume::new).toList()));
+        }
         if (plugins != null) {
             String jdk = plugins.javaHome().toString();
             c = c.withFileSystemBind(plugins.dir().toString(), plugins.dir().toString(), BindMode.READ_ONLY)
@@ -63,12 +69,17 @@ public final class CriuContainer implements AutoCloseable {
 
     /** A started container with criu and the workloads, no plugins. */
     public static CriuContainer start(CriuImage image) {
-        return new CriuContainer(image, null);
+        return new CriuContainer(image, null, List.of());
     }
 
     /** A started container with the plugin dir (and its JDK) mounted. */
     public static CriuContainer startWithPlugins(CriuImage image, PluginDir plugins) {
-        return new CriuContainer(image, plugins);
+        return new CriuContainer(image, plugins, List.of());
+    }
+
+    /** A started container, with the plugin dir (and its JDK) mounted unless null, and a volume at each path given. */
+    public static CriuContainer start(CriuImage image, PluginDir plugins, List<String> volumes) {
+        return new CriuContainer(image, plugins, volumes);
     }
 
     private static void requireImage(CriuImage image) {

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolver;
 
+import java.util.List;
 import java.util.function.Consumer;
 
 /**
@@ -25,27 +26,34 @@ public final class SharedCriuContainer implements BeforeAllCallback, AfterAllCal
     private final CriuImage image;
     private final boolean plugins;
     private final Consumer<CriuContainer> setup;
+    private final List<String> volumes;
     private CriuContainer container;
 
-    private SharedCriuContainer(CriuImage image, boolean plugins, Consumer<CriuContainer> setup) {
+    private SharedCriuContainer(CriuImage image, boolean plugins, Consumer<CriuContainer> setup, List<String> volumes) {
         this.image = image;
         this.plugins = plugins;
         this.setup = setup;
+        this.volumes = volumes;
     }
 
     /** criu and the workloads, no plugins. */
     public static SharedCriuContainer plain(CriuImage image) {
-        return new SharedCriuContainer(image, false, c -> { });
+        return new SharedCriuContainer(image, false, c -> { }, List.of());
     }
 
     /** criu, the workloads, and the plugin dir of this build with its JDK. */
     public static SharedCriuContainer withPlugins(CriuImage image) {
-        return new SharedCriuContainer(image, true, c -> { });
+        return new SharedCriuContainer(image, true, c -> { }, List.of());
     }
 
     /** The same container, with {@code step} run in it once it has started. */
     public SharedCriuContainer thenRun(Consumer<CriuContainer> step) {
-        return new SharedCriuContainer(image, plugins, setup.andThen(step));
+        return new SharedCriuContainer(image, plugins, setup.andThen(step), volumes);
+    }
+
+    /** The same container, with an anonymous Docker volume at each path given. */
+    public SharedCriuContainer withVolumes(String... paths) {
+        return new SharedCriuContainer(image, plugins, setup, List.of(paths));
     }
 
     /** The started container; for helpers outside the test methods. */
@@ -56,7 +64,7 @@ public final class SharedCriuContainer implements BeforeAllCallback, AfterAllCal
 
     @Override
     public void beforeAll(ExtensionContext context) {
-        container = plugins ? CriuContainer.startWithPlugins(image, PluginDir.fromBuild()) : CriuContainer.start(image);
+        container = CriuContainer.start(image, plugins ? PluginDir.fromBuild() : null, volumes);
         setup.accept(container);
     }
 
