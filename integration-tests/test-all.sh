@@ -6,7 +6,8 @@
 # openjdk-25-jdk-headless (on a Debian suite without it, such as bookworm, from trixie through a private source
 # pinned so that nothing else comes from there unasked), Docker, debootstrap, gcc, make, Maven, the headers the
 # layout tests read, and the build dependencies of upstream criu (integration-tests/upstream/build-upstream.sh).
-# It starts dockerd if no daemon answers (left running) and builds the local criu images. Then it runs
+# It starts dockerd if no daemon answers (left running) and builds the local criu images (criu 4.2.1 and 4.1.1,
+# podman, and zdtm: CRIU's own test suite, which ZdtmIT runs with and without our plugins). Then it runs
 # `mvn -B install` with CI set, so that an unusable Docker fails the criu tests instead of skipping them.
 # Not as root it installs nothing: it names each missing thing in one line and exits 1.
 # Env: DEBIAN_MIRROR (default http://deb.debian.org/debian) for the trixie source.

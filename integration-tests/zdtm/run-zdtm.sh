@@ -30,7 +30,8 @@ case "$MODE" in
 esac
 
 # zdtm runs criu with CRIU_LIBS_DIR set to its own test/plugins, which replaces criu's default plugin dir: unset, so
-# that criu loads /usr/lib/criu as podman's or runc's criu would.
+# that criu loads /usr/lib/criu as podman's or runc's criu would. A hang is also noted in the images dir, which zdtm
+# copies into the report: its own output may fold the line.
 force=""
 [[ "$MODE" != forced ]] || force="export CRIU_GPU_PLUGIN_FORCE=1"
 cat >"$WRAPPER" <<WRAP
@@ -39,7 +40,11 @@ unset CRIU_LIBS_DIR
 $force
 timeout --foreground -s KILL ${CRIU_TIMEOUT_S:-20} /usr/sbin/criu "\$@"
 rc=\$?
-if [ \$rc = 137 ]; then echo "criu-zdtm: criu \$1 still running after ${CRIU_TIMEOUT_S:-20} s: killed (hang)" >&2; fi
+if [ \$rc = 137 ]; then
+    dir=. prev=
+    for a in "\$@"; do [ "\$prev" != --images-dir ] || dir=\$a; prev=\$a; done
+    echo "criu-zdtm: criu \$1 still running after ${CRIU_TIMEOUT_S:-20} s: killed (hang)" | tee "\$dir/criu-zdtm-hang" >&2
+fi
 exit \$rc
 WRAP
 chmod 0755 "$WRAPPER"
@@ -53,6 +58,11 @@ chmod 0755 "$WRAPPER"
 # CAP_SYS_RESOURCE, which this sandbox lacks: every dump would fail with "Can't get rlimit 0". Run them all as root.
 sed -i "s/^\( *\)if not test_flag(self.__desc, 'suid'):/\1if False:  # run-zdtm.sh: every test as root/" "$ZDTM/zdtm.py"
 grep -q "run-zdtm.sh: every test as root" "$ZDTM/zdtm.py" || { echo "run-zdtm: zdtm.py's suid test not found" >&2; exit 1; }
+
+# Before its tests zdtm creates two named cgroup v1 hierarchies (name=zdtmtst...) for its cgroup tests, none of which
+# run here. They are global to the machine, outlive the container, and while they existed podman's checkpoint in
+# another container froze that whole container and its restore failed (PodmanCheckpointIT): zdtm gets no-ops.
+for script in zdtm_mount_cgroups zdtm_umount_cgroups; do printf '#!/bin/sh\nexit 0\n' >"$ZDTM/$script"; done
 
 tests=()
 for t in "$@"; do tests+=(-t "zdtm/static/$t"); done
