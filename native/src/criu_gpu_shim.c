@@ -853,13 +853,13 @@ static int shim_init(int stage)
 {
 	const char *force = secure_getenv("CRIU_GPU_PLUGIN_FORCE");
 	bool forced = force && !strcmp(force, "1"), hw = access(SHIM_HW_PATH, F_OK) == 0;
-	struct criu_gpu_services *shared = stage == STAGE_RESTORE ? shared_services() : NULL;
+	struct criu_gpu_services *shared = NULL;
 
 	memset(g.java_table, 0, sizeof(g.java_table));
 	g.enabled = g.java_ready = g.java_deferred = false;
 	g.plan_state = NULL;
 	g.criu_pid = getpid();
-	g.svc = shared ? shared : &private_services;
+	g.svc = &private_services;
 	*g.svc = (struct criu_gpu_services){
 		.size = sizeof(struct criu_gpu_services),
 		.stage = (uint32_t)stage,
@@ -891,6 +891,8 @@ static int shim_init(int stage)
 	}
 	g.enabled = true;
 	shim_log(LOG_INFO, "enabled%s", forced ? " (forced by CRIU_GPU_PLUGIN_FORCE=1)" : "");
+	if (stage == STAGE_RESTORE && (shared = shared_services())) /* only a restore that needs us maps it */
+		g.svc = memcpy(shared, &private_services, sizeof(private_services));
 	int rc;
 	if (stage == STAGE_RESTORE && shared && CR_PLUGIN_DESC.hooks[POST_FORKING]) {
 		/* a restore the plugin cannot carry out (missing GPU, bad device map) is refused now, before criu forks
