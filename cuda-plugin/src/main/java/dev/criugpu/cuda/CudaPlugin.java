@@ -155,7 +155,8 @@ public final class CudaPlugin implements CriuPlugin {
         int timeoutMs = commandLine.timeoutOrDefault() * 1000;
         DumpSession.removeStaleFiles(services);
         inherited = services.imageDir().map(InheritedDevices::new).orElse(null);
-        dump = new DumpSession(services, calls.apply(timeoutMs), timeoutMs, presentGpus(Set.of()), config.parallel(), config.quiesce());
+        dump = new DumpSession(services, calls.apply(timeoutMs), timeoutMs, presentGpus(Set.of()), config.parallel(), config.quiesce(),
+                config.ncclCheck());
         GpuMemory.warmUp();
         return 0;
     }

@@ -20,6 +20,8 @@ final class CudaTask {
     /** A call on it was under way when the CUDA agent died: it may land still, so only the driver knows its state. */
     volatile boolean uncertain;
     boolean checkpointStarted;
+    /** The dump has locked it, or decided to leave it as it was (already locked or checkpointed). */
+    boolean lockDecided;
 
     CudaTask(int pid, int nsPid, int restoreTid, CudaState initial, List<GpuInfo> gpus, List<GpuInfo> visible,
              long startTime) {

@@ -117,6 +117,13 @@ final class WokenWork {
         return new Ended(failures, restopErrors);
     }
 
+    /** {@link #finish}, with every restore thread that could not be stopped again logged at once. */
+    Ended finishLogged(String what) {
+        Ended ended = finish(what);
+        ended.restopErrors().forEach(e -> log.error("{}", e));
+        return ended;
+    }
+
     private void restopWhileEnding() {
         long deadline = System.nanoTime() + stopGraceMs * 1_000_000;
         for (RestoreThreadControl.Woken w : woken) {

@@ -228,7 +228,7 @@ class AgentDeathTest {
         assertEquals(null, dump(s, List.of(a)));
         driver.fail(a, "unlock", cuda_h.CUDA_ERROR_OUT_OF_MEMORY, true);
         agent.die();
-        s.fallbackGiveUpMs = 500;
+        s.fallbackGiveUpMs(500);
         assertTrue(s.exit(0, true));
         assertEquals(CudaState.LOCKED, driver.state(a, true));
         List<String> errors = services.errors();

@@ -2,7 +2,9 @@ package dev.criugpu.cuda;
 
 import dev.criugpu.api.InventoryClaim;
 import dev.criugpu.api.Stage;
+import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
+import dev.criugpu.cuda.bindings.cuda_h;
 import dev.criugpu.api.log.CriuLog;
 import dev.criugpu.cuda.state.CudaState;
 import org.junit.jupiter.api.AfterEach;
@@ -17,6 +19,8 @@ import java.nio.file.Path;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -100,5 +104,76 @@ class DumpQuiesceTest {
         assertEquals(0, s.pause(first));
         assertEquals(CudaState.LOCKED, driver.state(first));
         assertEquals(CudaState.RUNNING, driver.state(second));
+    }
+
+    /**
+     * A task the job lock took that criu never pauses (its parent exited and it was reparented out of the dumped tree)
+     * would be left out of the checkpoint wait: the first CHECKPOINT_DEVICES fails the dump, and criu's exit unlocks it.
+     */
+    @Test
+    void aLockedTaskCriuNeverPausesFailsTheDumpBeforeAnyCheckpointAndIsUnlockedAtExit() throws Exception {
+        DumpSession s = session(true);
+        s.pause((int) launcher.pid());
+        assertEquals(0, s.pause(first));
+        threads.hold(first);
+        // criu never reaches `second`
+        CriuException e = assertThrows(CriuException.class, () -> s.checkpoint(first));
+        assertTrue(e.getMessage().startsWith("[pid " + second + "]: locked with the job, but criu never paused it"),
+                e.getMessage());
+        assertEquals(0, count("checkpoint " + first), "no checkpoint starts while a locked task is outside criu's tree");
+        assertFalse(s.exit(-1, false));
+        assertEquals(CudaState.RUNNING, driver.state(first, true));
+        assertEquals(CudaState.RUNNING, driver.state(second, true));
+        assertTrue(threads.stillRunning().isEmpty(), "restore threads left running: " + threads.stillRunning());
+    }
+
+    /**
+     * A task whose unlock failed after a failed job lock is not reported to the agent as returned: criu's exit tries
+     * it again, and while it stays locked the agent keeps watching it.
+     */
+    @Test
+    void aTaskThatCouldNotBeUnlockedStaysOnTheAgentsWatchAndIsRetriedAtExit() throws Exception {
+        driver.fail(second, "lock", cuda_h.CUDA_ERROR_NOT_PERMITTED, false).fail(first, "unlock", cuda_h.CUDA_ERROR_NOT_SUPPORTED, true);
+        DumpSession s = session(true);
+        CriuException e = assertThrows(CriuException.class, () -> s.pause((int) launcher.pid()));
+        assertTrue(e.getMessage().startsWith("pid " + first + ": CUDA lock of the job failed"), e.getMessage());
+        assertEquals(CudaState.LOCKED, driver.state(first));
+        assertFalse(s.exit(-1, false));
+        assertTrue(count("unlock " + first) >= 2, "criu's exit tried the unlock again: " + events.all());
+        assertFalse(events.all().contains("returned " + first), "reported as returned while locked: " + events.all());
+        assertTrue(events.all().contains("returned " + second), events.all().toString());
+        assertTrue(services.errors().stream().anyMatch(l -> l.contains("pid " + first + ": left locked")), services.errors().toString());
+    }
+
+    /** Ranks started on NCCL's default transports: refused at the root's PAUSE_DEVICES, before any lock. */
+    @Test
+    void ncclRanksOnTheDefaultTransportsAreRefusedBeforeAnyLock() throws Exception {
+        ProcessBuilder pb = new ProcessBuilder("sh", "-c", "sleep 600 & echo $!; sleep 600 & echo $!; wait");
+        pb.environment().put("NCCL_IB_DISABLE", "1");
+        pb.environment().put("NCCL_SOCKET_IFNAME", "lo");
+        Process job = pb.start();
+        try {
+            BufferedReader out = new BufferedReader(new InputStreamReader(job.getInputStream(), StandardCharsets.UTF_8));
+            int r0 = Integer.parseInt(out.readLine().trim()), r1 = Integer.parseInt(out.readLine().trim());
+            driver.cuda(r0, CudaState.RUNNING).cuda(r1, CudaState.RUNNING);
+            DumpSession s = session(true);
+            CriuException e = assertThrows(CriuException.class, () -> s.pause((int) job.pid()));
+            assertTrue(e.getMessage().startsWith("NCCL ranks pid " + r0 + ", pid " + r1 + " may connect through NCCL's "
+                    + "P2P transport"), e.getMessage());
+            assertTrue(e.getMessage().contains("start the job with NCCL_P2P_DISABLE=1") && e.getMessage().contains(
+                    "nothing was locked, every task runs on"), e.getMessage());
+            assertTrue(services.errors().stream().anyMatch(l -> l.contains("NCCL's SHM transport")), services.errors().toString());
+            assertEquals(0, count("lock " + r0) + count("lock " + r1), events.all().toString());
+            assertFalse(s.exit(-1, false));
+            assertTrue(events.all().contains("returned " + r0) && events.all().contains("returned " + r1), events.all().toString());
+
+            DumpSession unchecked = new DumpSession(services, new CudaDeps(driver, threads, watchdog, () -> null, () -> null),
+                    10_000, List.of(), true, true, false);
+            assertEquals(Errno.NOT_SUPPORTED, unchecked.pause((int) job.pid()));
+            assertEquals(CudaState.LOCKED, driver.state(r0, true), "CRIU_CUDA_NCCL_CHECK=0 locks as before");
+        } finally {
+            job.descendants().forEach(ProcessHandle::destroyForcibly);
+            job.destroyForcibly().waitFor();
+        }
     }
 }

@@ -3,6 +3,7 @@ package dev.criugpu.cli.check;
 import dev.criugpu.cli.check.JobCheck.Kind;
 import dev.criugpu.cli.check.ProcFs.Mapping;
 import dev.criugpu.cli.check.ProcFs.Task;
+import dev.criugpu.cuda.job.NcclTransports;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -16,7 +17,7 @@ import static dev.criugpu.cli.check.Words.pids;
 
 /**
  * NCCL's settings in the environment of the NVIDIA holders that are ranks (not fork()ed workers): two or more ranks
- * that may use the P2P or SHM transport cannot be restored.
+ * that may use the P2P or SHM transport cannot be restored ({@link NcclTransports}: the same rule the dump refuses by).
  */
 final class NcclCheck implements Check {
     /** NCCL settings reported (the multi-process setup measured to dump and restore). */
@@ -42,24 +43,10 @@ final class NcclCheck implements Check {
         }
         bySettings.forEach((s, group) -> out.add(Kind.NOTE, "nccl", "NCCL settings of " + pids(group) + ": " + s
                 + " (/proc/PID/environ: the environment at exec; what the program sets itself later is not seen)"));
-        if (ranks.size() < 2) return;
-        String rankList = ranks.stream().map(t -> String.valueOf(t.pid())).collect(Collectors.joining(", "));
-        String measured = "a multi-process NCCL job was measured to dump and restore with NCCL_P2P_DISABLE=1 "
-                + "NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 NCCL_SOCKET_IFNAME=lo NCCL_NVLS_ENABLE=0";
-        List<Integer> p2p = ranks.stream().filter(t -> !set(t, "NCCL_P2P_DISABLE", "1")).map(Task::pid).toList();
-        if (!p2p.isEmpty()) {
-            out.add(Kind.PROBLEM, "nccl", "NCCL ranks " + rankList + " may connect through NCCL's P2P transport (CUDA "
-                    + "IPC and peer access between their GPUs): NCCL_P2P_DISABLE is not 1 in " + pids(p2p)
-                    + "; the driver cannot restore peer access (README, known limit): start the job with "
-                    + "NCCL_P2P_DISABLE=1 (" + measured + ")");
-        }
-        List<Integer> shm = ranks.stream().filter(t -> !set(t, "NCCL_SHM_DISABLE", "1")).map(Task::pid).toList();
-        if (!shm.isEmpty()) {
-            out.add(Kind.PROBLEM, "nccl", "NCCL ranks " + rankList + " may connect through NCCL's SHM transport (host "
-                    + "memory shared between ranks and registered with CUDA): NCCL_SHM_DISABLE is not 1 in "
-                    + pids(shm) + ": start the job with NCCL_SHM_DISABLE=1 (" + measured + ")");
-        }
-        List<Integer> nvls = ranks.stream().filter(t -> !set(t, "NCCL_NVLS_ENABLE", "0")).map(Task::pid).toList();
+        List<NcclTransports.Rank> known = ranks.stream()
+                .map(t -> new NcclTransports.Rank(t.pid(), t.env(), ncclLoaded(t), java.util.Set.of())).toList();
+        for (NcclTransports.Blocker b : NcclTransports.blockers(known)) out.add(Kind.PROBLEM, "nccl", b.line());
+        List<Integer> nvls = NcclTransports.multicast(known);
         if (!nvls.isEmpty()) {
             out.add(Kind.NOTE, "nccl", "NCCL_NVLS_ENABLE is not 0 in " + pids(nvls) + ": on GPUs linked by NVSwitch "
                     + "NCCL uses NVLink SHARP multicast memory, never tried with a checkpoint here; set "
@@ -69,10 +56,6 @@ final class NcclCheck implements Check {
 
     private static boolean ncclLoaded(Task t) {
         return t.maps().stream().anyMatch(m -> m.path().contains("libnccl"));
-    }
-
-    private static boolean set(Task t, String name, String value) {
-        return value.equals(t.env().get(name));
     }
 
     /**

@@ -117,11 +117,11 @@ class JobCheckFakeProcTest {
         List<Finding> f = job("NCCL_SOCKET_IFNAME=lo\0");
         List<String> problems = lines(f, Kind.PROBLEM, "nccl");
         assertEquals(2, problems.size(), f.toString());
-        assertTrue(problems.get(0).startsWith("problem: NCCL ranks 101, 102 may connect through NCCL's P2P transport "
-                + "(CUDA IPC and peer access between their GPUs): NCCL_P2P_DISABLE is not 1 in pids 101, 102; the driver "
-                + "cannot restore peer access (README, known limit): start the job with NCCL_P2P_DISABLE=1"),
-                problems.get(0));
-        assertTrue(problems.get(1).startsWith("problem: NCCL ranks 101, 102 may connect through NCCL's SHM transport"),
+        assertTrue(problems.get(0).startsWith("problem: NCCL ranks pid 101, pid 102 may connect through NCCL's P2P "
+                + "transport (CUDA memory of one GPU mapped by another rank; the driver checkpoints it but cannot return "
+                + "it: CUDA error 801, the ranks stay checkpointed): NCCL_P2P_DISABLE=1 is not set in their environment; "
+                + "start the job with NCCL_P2P_DISABLE=1"), problems.get(0));
+        assertTrue(problems.get(1).startsWith("problem: NCCL ranks pid 101, pid 102 may connect through NCCL's SHM transport"),
                 problems.get(1));
         List<String> notes = lines(f, Kind.NOTE, "nccl");
         assertEquals("note: pid 103: fork()ed from a parent without an exec since (DataLoader workers, say), not "

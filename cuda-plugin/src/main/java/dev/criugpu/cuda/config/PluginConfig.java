@@ -24,6 +24,8 @@ import java.util.Set;
  * CRIU_CUDA_TREAT_ABSENT  cuda.treat-absent  uuid,... present GPUs to treat as absent (tests)
  * CRIU_CUDA_GUARD         cuda.guard         0 = no guardian process after a dump that criu may undo
  * CRIU_CUDA_QUIESCE       cuda.quiesce       0 = lock each task at its own PAUSE_DEVICES instead of the whole job at once
+ * CRIU_CUDA_NCCL_CHECK    cuda.nccl-check    0 = dump NCCL ranks whose environment leaves P2P/SHM on (the program turns
+ *                                            them off itself)
  * </pre>
  */
 public final class PluginConfig {
@@ -43,7 +45,8 @@ public final class PluginConfig {
             "CRIU_CUDA_DEVICE_MAP", "cuda.device-map",
             "CRIU_CUDA_TREAT_ABSENT", "cuda.treat-absent",
             "CRIU_CUDA_GUARD", "cuda.guard",
-            "CRIU_CUDA_QUIESCE", "cuda.quiesce");
+            "CRIU_CUDA_QUIESCE", "cuda.quiesce",
+            "CRIU_CUDA_NCCL_CHECK", "cuda.nccl-check");
 
     /**
      * @param env the environment (System.getenv() in production)
@@ -106,6 +109,11 @@ public final class PluginConfig {
     /** Whether a dump locks every CUDA task of the job together at its first PAUSE_DEVICES. */
     public boolean quiesce() {
         return flag("cuda.quiesce", true);
+    }
+
+    /** Refuse, before any lock, a dump of NCCL ranks on transports the driver cannot return. */
+    public boolean ncclCheck() {
+        return flag("cuda.nccl-check", true);
     }
 
     public boolean guard() {

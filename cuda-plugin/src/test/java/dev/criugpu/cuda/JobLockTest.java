@@ -2,7 +2,7 @@ package dev.criugpu.cuda;
 
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
-import dev.criugpu.cuda.JobQuiesce.Member;
+import dev.criugpu.cuda.JobLock.Member;
 import dev.criugpu.cuda.backend.CudaCallException;
 import dev.criugpu.cuda.bindings.cuda_h;
 import dev.criugpu.cuda.state.CudaState;
@@ -24,11 +24,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Locking a job whose tasks wait on each other's GPU work (NCCL ranks), against {@link CollectiveDriver}: the ranks'
  * locks complete only when they run at the same time.
  */
-class JobQuiesceTest {
+class JobLockTest {
     private static final int A = 101, B = 102, C = 103;
 
-    private static JobQuiesce quiesce(CollectiveDriver driver, int firstAttemptMs) {
-        return new JobQuiesce(driver, firstAttemptMs, 1, 5, new Random(7));
+    private static JobLock quiesce(CollectiveDriver driver, int firstAttemptMs) {
+        return new JobLock(driver, firstAttemptMs, 1, 5, new Random(7));
     }
 
     private static List<Member> running(int... pids) {
@@ -44,7 +44,7 @@ class JobQuiesceTest {
         assertEquals(CudaState.RUNNING, oneByOne.stateOf(A));
 
         CollectiveDriver driver = new CollectiveDriver().rank(A).rank(B);
-        JobQuiesce.Locked locked = quiesce(driver, 5_000).lockAll(running(A, B), 60_000);
+        JobLock.Locked locked = quiesce(driver, 5_000).lockAll(running(A, B), 60_000);
 
         assertEquals(List.of(A, B), locked.pids());
         assertEquals(CudaState.LOCKED, driver.stateOf(A));
@@ -127,7 +127,7 @@ class JobQuiesceTest {
         Thread hook = new Thread(() -> {
             try {
                 // a pause of a minute: only giving up can end this test in time
-                new JobQuiesce(driver, 1_000, 60_000, 60_000, new Random(7)).lockAll(running(A, B, C), 0);
+                new JobLock(driver, 1_000, 60_000, 60_000, new Random(7)).lockAll(running(A, B, C), 0);
                 outcome.complete(null);
             } catch (Throwable t) {
                 outcome.complete(t);
@@ -154,7 +154,7 @@ class JobQuiesceTest {
         CollectiveDriver driver = new CollectiveDriver().task(A, CudaState.LOCKED).task(B, CudaState.CHECKPOINTED)
                 .task(C, CudaState.RUNNING);
 
-        JobQuiesce.Locked locked = quiesce(driver, 40).lockAll(List.of(new Member(A, CudaState.LOCKED),
+        JobLock.Locked locked = quiesce(driver, 40).lockAll(List.of(new Member(A, CudaState.LOCKED),
                 new Member(B, CudaState.CHECKPOINTED), new Member(C, CudaState.RUNNING)), 9_000);
 
         assertEquals(List.of(C), locked.pids());
@@ -171,7 +171,7 @@ class JobQuiesceTest {
     void oneTaskIsOneLockCallWithTheWholeTimeout() {
         CollectiveDriver driver = new CollectiveDriver().task(A, CudaState.RUNNING);
 
-        JobQuiesce.Locked locked = quiesce(driver, 40).lockAll(running(A), 7_000);
+        JobLock.Locked locked = quiesce(driver, 40).lockAll(running(A), 7_000);
 
         assertEquals(List.of(A), locked.pids());
         assertEquals(1, locked.attempts());

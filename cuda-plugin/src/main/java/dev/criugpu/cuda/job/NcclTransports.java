@@ -1,0 +1,136 @@
+package dev.criugpu.cuda.job;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+/**
+ * Which NCCL transports a job's ranks may connect through, and which of them the driver can checkpoint but not put
+ * back: the one copy of that knowledge, used by the dump (before its first lock) and by {@code criu-gpu check}.
+ *
+ * <p>Measured on 2 × H100/H200 (driver 580.159.04, NCCL 2.28 inside PyTorch 2.11): with NCCL's defaults two ranks on
+ * two GPUs connect "via P2P" (CUDA memory of one GPU mapped by the other rank); the driver locks and checkpoints both,
+ * then refuses to return them (CUDA error 801) and they stay CHECKPOINTED. /proc shows nothing of that connection: no
+ * /dev/shm file, no mapping of the peer GPU's device file, no extra descriptor — the ranks' environment is the only
+ * signal, read at exec ({@code /proc/PID/environ}); a setting the program makes later is not seen, which is what
+ * {@code CRIU_CUDA_NCCL_CHECK=0} is for. NCCL is often linked into PyTorch statically (no libnccl in the maps): a rank
+ * is known by libnccl in its maps, PyTorch's NCCL threads ({@code pt_nccl_*}) or NCCL_* settings.
+ */
+public final class NcclTransports {
+    /** The settings with which a multi-process NCCL job was measured to dump and restore on one host. */
+    public static final String MEASURED = "NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 "
+            + "NCCL_SOCKET_IFNAME=lo NCCL_NVLS_ENABLE=0";
+
+    private NcclTransports() {
+    }
+
+    /** What is known of one process: its environment at exec, whether libnccl is mapped, its threads' names. */
+    public record Rank(int pid, Map<String, String> env, boolean ncclMapped, Set<String> threadNames) {
+        public Rank {
+            env = Map.copyOf(env);
+            threadNames = Set.copyOf(threadNames);
+        }
+
+        /** Whether it shows any sign of NCCL. */
+        public boolean usesNccl() {
+            return ncclMapped || threadNames.stream().anyMatch(t -> t.startsWith("pt_nccl"))
+                    || env.keySet().stream().anyMatch(k -> k.startsWith("NCCL_"));
+        }
+
+        /** From {@code proc} (normally /proc); a process that is gone or unreadable reads as one without NCCL. */
+        public static Rank read(Path proc, int pid) {
+            Path dir = proc.resolve(Integer.toString(pid));
+            return new Rank(pid, environ(dir.resolve("environ")), mapsNccl(dir.resolve("maps")), threadsOf(dir.resolve("task")));
+        }
+    }
+
+    /** A transport that stops a dump, the ranks that may use it, and what to change. */
+    public record Blocker(String transport, List<Integer> pids, String setting, String why) {
+        /** One line naming the pids, the transport and the setting. */
+        public String line() {
+            return "NCCL ranks " + pids.stream().map(p -> "pid " + p).collect(Collectors.joining(", "))
+                    + " may connect through NCCL's " + transport + " transport (" + why + "): " + setting
+                    + " is not set in their environment; start the job with " + setting + " (" + MEASURED
+                    + " was measured to dump and restore)";
+        }
+    }
+
+    /**
+     * The transports that stop a dump of these processes (those of one job that hold CUDA state, or all its NVIDIA
+     * holders for the check): none unless two or more of them use NCCL.
+     */
+    public static List<Blocker> blockers(List<Rank> processes) {
+        List<Rank> ranks = processes.stream().filter(Rank::usesNccl).toList();
+        List<Blocker> out = new ArrayList<>();
+        if (ranks.size() < 2) return out;
+        List<Integer> p2p = ranks.stream().filter(r -> !is(r, "NCCL_P2P_DISABLE", "1") && !is(r, "NCCL_P2P_LEVEL", "LOC"))
+                .map(Rank::pid).toList();
+        if (!p2p.isEmpty()) {
+            out.add(new Blocker("P2P", p2p, "NCCL_P2P_DISABLE=1", "CUDA memory of one GPU mapped by another rank; the "
+                    + "driver checkpoints it but cannot return it: CUDA error 801, the ranks stay checkpointed"));
+        }
+        List<Integer> shm = ranks.stream().filter(r -> !is(r, "NCCL_SHM_DISABLE", "1")).map(Rank::pid).toList();
+        if (!shm.isEmpty()) {
+            out.add(new Blocker("SHM", shm, "NCCL_SHM_DISABLE=1", "host memory shared between ranks and registered "
+                    + "with CUDA, used where P2P is off"));
+        }
+        return out;
+    }
+
+    /** The ranks (two or more using NCCL) that may use NVLink SHARP multicast, never tried with a checkpoint. */
+    public static List<Integer> multicast(List<Rank> processes) {
+        List<Rank> ranks = processes.stream().filter(Rank::usesNccl).toList();
+        if (ranks.size() < 2) return List.of();
+        return ranks.stream().filter(r -> !is(r, "NCCL_NVLS_ENABLE", "0")).map(Rank::pid).toList();
+    }
+
+    private static boolean is(Rank r, String name, String value) {
+        return value.equals(r.env().get(name));
+    }
+
+    private static Map<String, String> environ(Path file) {
+        Map<String, String> env = new HashMap<>();
+        try {
+            for (String kv : new String(Files.readAllBytes(file), StandardCharsets.UTF_8).split("\0")) {
+                int eq = kv.indexOf('=');
+                if (eq > 0) env.put(kv.substring(0, eq), kv.substring(eq + 1));
+            }
+        } catch (IOException | SecurityException e) {
+            // gone or unreadable: nothing known
+        }
+        return env;
+    }
+
+    private static boolean mapsNccl(Path maps) {
+        try (Stream<String> lines = Files.lines(maps)) {
+            return lines.anyMatch(l -> l.contains("/libnccl"));
+        } catch (IOException | java.io.UncheckedIOException | SecurityException e) {
+            return false;
+        }
+    }
+
+    private static Set<String> threadsOf(Path taskDir) {
+        Set<String> names = new HashSet<>();
+        try (Stream<Path> tids = Files.list(taskDir)) {
+            for (Path t : tids.toList()) {
+                try {
+                    names.add(Files.readString(t.resolve("comm")).strip());
+                } catch (IOException e) {
+                    // the thread ended meanwhile
+                }
+            }
+        } catch (IOException | SecurityException e) {
+            // gone
+        }
+        return names;
+    }
+}
