@@ -1,10 +1,9 @@
 package dev.criugpu.amdgpu.bindings;
 
-import java.lang.foreign.Arena;
+import dev.criugpu.api.bindings.NativeLibrary;
+
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.util.List;
 import java.util.Optional;
@@ -48,38 +47,25 @@ public final class amdgpu_h {
 
     /** The library the calls are bound to: {@link #LIBRARY}, or the test override. */
     public static String origin() {
-        return Lib.NAME;
+        return Lib.DRM.name();
     }
 
     /** True when libdrm_amdgpu can be loaded on this host. */
     public static boolean available() {
-        return Lib.LOOKUP.isPresent();
+        return Lib.DRM.available();
     }
 
     /** The address of {@code name} in libdrm_amdgpu, if the library and the symbol exist. */
     public static Optional<MemorySegment> find(String name) {
-        return Lib.LOOKUP.flatMap(l -> l.find(Lib.PREFIX + name));
+        return Lib.DRM.find(name);
     }
 
     private static final class Lib {
-        static final String NAME = System.getProperty(LIBRARY_PROPERTY, LIBRARY);
-        static final String PREFIX = System.getProperty(PREFIX_PROPERTY, "");
-        static final Optional<SymbolLookup> LOOKUP = load();
-
-        private static Optional<SymbolLookup> load() {
-            try {
-                return Optional.of(NAME.indexOf('/') >= 0
-                        ? SymbolLookup.libraryLookup(java.nio.file.Path.of(NAME), Arena.global())
-                        : SymbolLookup.libraryLookup(NAME, Arena.global()));
-            } catch (IllegalArgumentException e) {
-                return Optional.empty();
-            }
-        }
+        static final NativeLibrary DRM = NativeLibrary.open(System.getProperty(LIBRARY_PROPERTY, LIBRARY),
+                System.getProperty(PREFIX_PROPERTY, ""), "not installed", null);
 
         static MethodHandle downcall(String name, FunctionDescriptor descriptor) {
-            MemorySegment address = find(name).orElseThrow(() -> new UnsatisfiedLinkError(
-                    NAME + (available() ? " has no symbol " + PREFIX + name : " is not installed (needed for " + name + ")")));
-            return Linker.nativeLinker().downcallHandle(address, descriptor);
+            return DRM.downcall(name, descriptor);
         }
 
         static RuntimeException rethrow(String name, Throwable t) {

@@ -42,17 +42,15 @@ public final class AgentClient implements CudaBackend, AgentLink {
     private static final Logger logger = LoggerFactory.getLogger(AgentClient.class);
 
     private final CompletableFuture<Started> starting;
-    private final CompletableFuture<String> ready = new CompletableFuture<>();
+    private final CompletableFuture<AgentProtocol.ToCriu> ready = new CompletableFuture<>();
     private final Map<Long, CompletableFuture<String>> waiting = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
     private HelperProcess agent;
     private String failure;
     /** The agent's end of the socket closed: it died (or was never usable). */
     private volatile boolean gone;
-    private String name = "agent";
-    private int apiVersion;
-    private boolean remap;
-    private String description = "the CUDA agent (starting)";
+    /** What the agent said of its backend once it was ready. */
+    private volatile AgentProtocol.Ready backend = new AgentProtocol.Ready("agent", 0, false, 0, "the CUDA agent (starting)");
     private volatile Path log;
     /** When the launch began (System.nanoTime): the agent's readiness is on the first lock's path (issue 23). */
     private final long launchedNs = System.nanoTime();
@@ -87,8 +85,8 @@ public final class AgentClient implements CudaBackend, AgentLink {
                         : HelperProcess.start(CudaAgent.class.getName(), jvmOptions(jvmOptions), CudaAgent.commandArgs(self));
                 long connected = System.nanoTime();
                 try {
-                    agent.writeLine(AgentProtocol.ARGS + " " + String.join(" ",
-                            new CudaAgent.Args(self, start, backend, settleMs, 600_000).toArgv()));
+                    agent.writeLine(AgentProtocol.encode(new AgentProtocol.ArgsLine(
+                            new CudaAgent.Args(self, start, backend, settleMs, 600_000).toArgv())));
                 } catch (IOException e) {
                     String said = agent.said();
                     agent.close();
@@ -128,19 +126,20 @@ public final class AgentClient implements CudaBackend, AgentLink {
             agent = started.process();
             int fd = ImageFiles.createNewFd(log.getParent(), log.getFileName().toString());
             try {
-                agent.writeLine(AgentProtocol.LOG, fd);
+                agent.writeLine(AgentProtocol.encode(new AgentProtocol.LogLine()), fd);
             } finally {
                 Syscalls.libc().close(fd);
             }
             Threads.startDaemon("cuda-agent-replies", this::readReplies);
-            String[] f = Interrupts.await(ready, "the CUDA agent to open its backend", CONNECT_MS).split(" ");
-            if (!f[0].equals("ready") || f.length < 6) throw new IOException(AgentProtocol.rest(f, 1));
-            name = f[1];
-            apiVersion = Integer.parseInt(f[2]);
-            remap = f[3].equals("1");
+            AgentProtocol.Ready r = switch (Interrupts.await(ready, "the CUDA agent to open its backend", CONNECT_MS)) {
+                case AgentProtocol.Ready said -> said;
+                case AgentProtocol.Unusable u -> throw new IOException(u.reason());
+                case AgentProtocol.ToCriu other -> throw new IOException("it said " + AgentProtocol.encode(other) + " before it was ready");
+            };
             // the agent's pid in criu's log: what a user (or a test) needs to find the process that answers for the tasks
-            description = AgentProtocol.rest(f, 5) + " in the CUDA agent (pid " + Long.parseLong(f[4]) + ")";
-            logger.debug("the CUDA agent (pid {}, {}) had its arguments {} ms and was ready {} ms after criu's JVM {} it", f[4],
+            backend = new AgentProtocol.Ready(r.name(), r.apiVersion(), r.remap(), r.pid(),
+                    r.description() + " in the CUDA agent (pid " + r.pid() + ")");
+            logger.debug("the CUDA agent (pid {}, {}) had its arguments {} ms and was ready {} ms after criu's JVM {} it", r.pid(),
                     started.early() ? "started by the shim before criu's JVM" : "started by criu's JVM",
                     (started.connectedNs() - launchedNs) / 1_000_000, sinceLaunchMs(), started.early() ? "adopted" : "launched");
             return agent;
@@ -165,15 +164,19 @@ public final class AgentClient implements CudaBackend, AgentLink {
                 ready.completeExceptionally(new IOException("it ended before it was ready" + agent.said()));
                 return;
             }
-            ready.complete(first);
+            ready.complete(AgentProtocol.toCriu(first));
             for (String line; (line = agent.readLine()) != null; ) {
-                String[] f = line.split(" ");
-                CompletableFuture<String> w = f.length >= 2 ? waiting.remove(Long.parseLong(f[1])) : null;
-                if (w == null) continue;
-                if (f[0].equals("ok")) {
-                    w.complete(AgentProtocol.rest(f, 2));
-                } else {
-                    w.completeExceptionally(new CudaCallException(Integer.parseInt(f[2]), AgentProtocol.rest(f, 3)));
+                switch (AgentProtocol.toCriu(line)) {
+                    case AgentProtocol.Ok ok -> {
+                        CompletableFuture<String> w = waiting.remove(ok.id());
+                        if (w != null) w.complete(ok.value());
+                    }
+                    case AgentProtocol.Err err -> {
+                        CompletableFuture<String> w = waiting.remove(err.id());
+                        if (w != null) w.completeExceptionally(new CudaCallException(err.code(), err.message()));
+                    }
+                    default -> {
+                    }
                 }
             }
         } catch (IOException | RuntimeException e) {
@@ -188,16 +191,18 @@ public final class AgentClient implements CudaBackend, AgentLink {
         }
     }
 
-    private String call(String op, int pid, String arg) throws CudaCallException {
+    /** Sends {@code op}'s call and waits for its reply. */
+    private <A, R> R call(AgentProtocol.Op<A, R> op, int pid, A arg) throws CudaCallException {
         HelperProcess a = agent();
         long id = ids.incrementAndGet();
         CompletableFuture<String> reply = new CompletableFuture<>();
         waiting.put(id, reply);
         // the reply reader fails every waiting call when the agent dies, after it set gone: one of us sees the other
         if (gone) reply.completeExceptionally(new CudaCallException(CudaCallException.AGENT_FAILED, "the CUDA agent died"));
+        String value;
         try {
-            a.writeLine("call " + id + " " + op + " " + pid + (arg == null ? "" : " " + arg));
-            return Interrupts.await(reply, "the CUDA agent's " + op + " of pid " + pid);
+            a.writeLine(AgentProtocol.encode(op.call(id, pid, arg)));
+            value = Interrupts.await(reply, "the CUDA agent's " + op.word() + " of pid " + pid);
         } catch (IOException e) {
             waiting.remove(id);
             throw new CudaCallException(CudaCallException.AGENT_FAILED, "the CUDA agent died: " + e.getMessage());
@@ -207,6 +212,12 @@ public final class AgentClient implements CudaBackend, AgentLink {
         } catch (CriuException e) {
             waiting.remove(id);
             throw e;
+        }
+        try {
+            return op.reply(value);
+        } catch (IllegalArgumentException e) {
+            throw new CudaCallException(CudaCallException.AGENT_FAILED, "the CUDA agent's " + op.word() + " answered '" + value
+                    + "': " + e.getMessage());
         }
     }
 
@@ -222,64 +233,65 @@ public final class AgentClient implements CudaBackend, AgentLink {
 
     @Override
     public String describe() {
-        return description;
+        return backend.description();
     }
 
     @Override
     public String name() {
-        return name;
+        return backend.name();
     }
 
     /** Valid once a call has been made (the agent said which driver it found). */
     @Override
     public int apiVersion() {
-        return apiVersion;
+        return backend.apiVersion();
     }
 
     @Override
     public boolean supportsGpuRemap() {
-        return remap;
+        return backend.remap();
     }
+
+    // the driver calls, each through its AgentProtocol.Op
 
     @Override
     public OptionalInt restoreThread(int pid) throws CudaCallException {
-        String v = call("restore-tid", pid, null);
-        return v.equals("none") ? OptionalInt.empty() : OptionalInt.of(Integer.parseInt(v));
+        return call(AgentProtocol.Op.RESTORE_TID, pid, null);
     }
 
     @Override
     public CudaState state(int pid) throws CudaCallException {
-        return CudaAgent.stateOf(call("state", pid, null));
+        return call(AgentProtocol.Op.STATE, pid, null);
     }
 
     @Override
     public void lock(int pid, int timeoutMs) throws CudaCallException {
-        call("lock", pid, Integer.toString(timeoutMs));
+        call(AgentProtocol.Op.LOCK, pid, timeoutMs);
     }
 
     @Override
     public void checkpoint(int pid) throws CudaCallException {
-        call("checkpoint", pid, null);
+        call(AgentProtocol.Op.CHECKPOINT, pid, null);
     }
 
     @Override
     public void restore(int pid, List<GpuPair> pairs) throws CudaCallException {
-        call("restore", pid, AgentProtocol.pairs(pairs));
+        call(AgentProtocol.Op.RESTORE, pid, pairs);
     }
 
     @Override
     public void unlock(int pid) throws CudaCallException {
-        call("unlock", pid, null);
+        call(AgentProtocol.Op.UNLOCK, pid, null);
     }
 
     @Override
     public void prepareRestore() throws CudaCallException {
-        call("prepare-restore", 0, null);
+        call(AgentProtocol.Op.PREPARE_RESTORE, 0, null);
     }
 
-    private void send(String line) throws IOException {
+    private void send(AgentProtocol.ToAgent message) throws IOException {
         try {
-            agent().writeLine(line);
+            agent().writeLine(AgentProtocol.encode(message));
         } catch (CudaCallException e) {
             throw new IOException(e.reason(), e);
         }
@@ -287,22 +299,22 @@ public final class AgentClient implements CudaBackend, AgentLink {
 
     @Override
     public void watch(WatchedTask task) throws IOException {
-        send(task.line());
+        send(task);
     }
 
     @Override
     public void returned(int pid) throws IOException {
-        send("returned " + pid);
+        send(new AgentProtocol.Returned(pid));
     }
 
     @Override
     public void blocked(int pid, int tid, long savedMask) throws IOException {
-        send(BlockedThread.line(pid, tid, savedMask));
+        send(new BlockedThread(pid, tid, savedMask));
     }
 
     @Override
     public void unblocked(int pid, int tid) throws IOException {
-        send("unblocked " + pid + " " + tid);
+        send(new AgentProtocol.Unblocked(pid, tid));
     }
 
     /** Whether the agent, once connected, has died: what it was doing may or may not have happened. */
@@ -324,7 +336,7 @@ public final class AgentClient implements CudaBackend, AgentLink {
             a = agent;
         }
         try {
-            a.writeLine("done");
+            a.writeLine(AgentProtocol.encode(new AgentProtocol.Done()));
         } finally {
             a.close();
         }

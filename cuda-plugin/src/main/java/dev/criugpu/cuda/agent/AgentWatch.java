@@ -21,8 +21,8 @@ import java.util.concurrent.Executors;
 
 /**
  * The agent's watch over one {@code criu dump} (DESIGN rule 12). criu tells it each task before the task's CUDA
- * state changes ({@code task PID START STATE}), each task it returned itself ({@code returned PID}) and the end of its
- * exit hook ({@code done}). Once criu is gone — finished, crashed, killed — every watched task that is still the same
+ * state changes ({@link WatchedTask}), each task it returned itself ({@link AgentProtocol.Returned}) and the end of its
+ * exit hook ({@link AgentProtocol.Done}). Once criu is gone — finished, crashed, killed — every watched task that is still the same
  * live process and was not returned goes back to its state before the dump. A driver call criu started may still be
  * running (the agent made it) and lands later, so each survivor is watched until it has stayed in its state before
  * the dump for the settle time. One line per task goes to the log next to the images.
@@ -49,19 +49,13 @@ final class AgentWatch {
     }
 
     /** One of criu's watch messages (task, returned, blocked, unblocked, done); false for any other line. */
-    synchronized boolean told(String[] f) {
-        switch (f[0]) {
-            case "task" -> {
-                WatchedTask t = WatchedTask.parse(f);
-                tasks.put(t.pid(), t);
-            }
-            case "returned" -> returned.add(Integer.parseInt(f[1]));
-            case "blocked" -> {
-                BlockedThread b = BlockedThread.parse(f);
-                blocked.put(b.tid(), b);
-            }
-            case "unblocked" -> blocked.remove(Integer.parseInt(f[2]));
-            case "done" -> {
+    synchronized boolean told(AgentProtocol.ToAgent m) {
+        switch (m) {
+            case WatchedTask t -> tasks.put(t.pid(), t);
+            case AgentProtocol.Returned r -> returned.add(r.pid());
+            case BlockedThread b -> blocked.put(b.tid(), b);
+            case AgentProtocol.Unblocked u -> blocked.remove(u.tid());
+            case AgentProtocol.Done d -> {
                 done = true;
                 say("criu's exit hook is over; watching until criu is gone");
             }

@@ -7,7 +7,6 @@ import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
 import dev.criugpu.cuda.backend.DriverBackend;
 import dev.criugpu.cuda.config.PluginConfig;
-import dev.criugpu.cuda.state.CudaState;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -15,7 +14,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -114,10 +112,10 @@ public final class CudaAgent {
             criu = HelperProcess.inherited(criuPid);
             String first = criu.readLine();
             if (first == null) throw new IOException("criu closed the connection before it sent the agent's arguments");
-            if (!first.startsWith(AgentProtocol.ARGS + " ")) {
+            if (!(AgentProtocol.toAgent(first) instanceof AgentProtocol.ArgsLine args)) {
                 throw new IOException("criu's first line is not the agent's arguments: " + first);
             }
-            a = Args.parse(criuPid, first.substring(AgentProtocol.ARGS.length() + 1).split(" "));
+            a = Args.parse(criuPid, args.words().toArray(String[]::new));
         } catch (IOException | RuntimeException e) {
             System.err.println("cuda agent: " + e.getMessage());
             System.exit(2);
@@ -142,11 +140,11 @@ public final class CudaAgent {
         AgentWatch watch = new AgentWatch(a.criuPid(), a.criuStart(), a.settleMs(), a.giveUpMs(), log);
         try {
             if (backend != null) {
-                criu.writeLine("ready " + backend.name() + " " + (backend instanceof DriverBackend d ? d.apiVersion() : 0) + " "
-                        + (backend.supportsGpuRemap() ? 1 : 0) + " " + ProcessHandle.current().pid() + " " + backend.describe());
+                criu.writeLine(AgentProtocol.encode(new AgentProtocol.Ready(backend.name(), backend.apiVersion(),
+                        backend.supportsGpuRemap(), ProcessHandle.current().pid(), backend.describe())));
             } else {
                 watch.say("no CUDA backend: " + unusable);
-                criu.writeLine("unusable " + unusable);
+                criu.writeLine(AgentProtocol.encode(new AgentProtocol.Unusable(String.valueOf(unusable))));
             }
         } catch (IOException e) {
             watch.say("criu went away before the agent was ready");
@@ -160,7 +158,7 @@ public final class CudaAgent {
      */
     static PrintStream openLog(String line, int fd) throws IOException {
         if (line == null) throw new IOException("criu went away before it handed over the agent's log");
-        if (!line.equals(AgentProtocol.LOG)) throw new IOException("criu's line is not its log: " + line);
+        if (!(parsed(line) instanceof AgentProtocol.LogLine)) throw new IOException("criu's line is not its log: " + line);
         if (fd < 0) throw new IOException("criu's log line came without its fd");
         try {
             if (!dev.criugpu.api.sys.Syscalls.libc().fileStat(fd).isRegularFile()) {
@@ -170,6 +168,15 @@ public final class CudaAgent {
             throw new IOException("the log criu handed over: " + e.getMessage(), e);
         }
         return new PrintStream(new FdOutputStream(fd), true, StandardCharsets.UTF_8);
+    }
+
+    /** One of criu's lines, or null where it is none. */
+    private static AgentProtocol.ToAgent parsed(String line) {
+        try {
+            return AgentProtocol.toAgent(line);
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
     }
 
     /** Writes straight to an fd of ours (unbuffered: each line is in the file when it is said). */
@@ -259,11 +266,11 @@ public final class CudaAgent {
     void serve() {
         try {
             for (String line; (line = criu.readLine()) != null; ) {
-                String[] f = line.trim().split(" ");
                 try {
-                    if (f[0].equals("call")) {
-                        calls.execute(() -> answer(f));
-                    } else if (!watch.told(f)) {
+                    AgentProtocol.ToAgent m = AgentProtocol.toAgent(line);
+                    if (m instanceof AgentProtocol.Call c) {
+                        calls.execute(() -> answer(c));
+                    } else if (!watch.told(m)) {
                         watch.say("ignoring '" + line + "' from criu");
                     }
                 } catch (RuntimeException e) {
@@ -277,55 +284,21 @@ public final class CudaAgent {
         }
     }
 
-    private void answer(String[] f) {
-        String id = f[1];
-        String reply;
+    /** Makes the call through its {@link AgentProtocol.Op} and answers it. */
+    private void answer(AgentProtocol.Call c) {
+        AgentProtocol.ToCriu reply;
         try {
-            reply = "ok " + id + value(call(f[2], Integer.parseInt(f[3]), f.length > 4 ? f[4] : null));
+            if (backend == null) throw new CudaCallException(CudaCallException.AGENT_FAILED, "the CUDA agent has no backend");
+            reply = new AgentProtocol.Ok(c.id(), AgentProtocol.Op.named(c.op()).serve(backend, c.pid(), c.arg()));
         } catch (CudaCallException e) {
-            reply = "err " + id + " " + e.code() + " " + oneLine(e.reason());
+            reply = new AgentProtocol.Err(c.id(), e.code(), e.reason());
         } catch (RuntimeException e) {
-            reply = "err " + id + " " + CudaCallException.AGENT_FAILED + " " + oneLine(e.toString());
+            reply = new AgentProtocol.Err(c.id(), CudaCallException.AGENT_FAILED, e.toString());
         }
         try {
-            criu.writeLine(reply);
+            criu.writeLine(AgentProtocol.encode(reply));
         } catch (IOException e) {
             // criu has gone; the watch deals with what this call did
         }
-    }
-
-    /** A line break in a message would end the reply early and make its rest a line of its own. */
-    static String oneLine(String text) {
-        return text.replace("\r\n", " ").replace('\n', ' ').replace('\r', ' ');
-    }
-
-    private static String value(String v) {
-        return v == null ? "" : " " + v;
-    }
-
-    private String call(String op, int pid, String arg) throws CudaCallException {
-        if (backend == null) throw new CudaCallException(CudaCallException.AGENT_FAILED, "the CUDA agent has no backend");
-        switch (op) {
-            case "restore-tid" -> {
-                OptionalInt tid = backend.restoreThread(pid);
-                return tid.isPresent() ? Integer.toString(tid.getAsInt()) : "none";
-            }
-            case "state" -> {
-                return backend.state(pid).word();
-            }
-            case "lock" -> backend.lock(pid, Integer.parseInt(arg));
-            case "checkpoint" -> backend.checkpoint(pid);
-            case "restore" -> backend.restore(pid, AgentProtocol.parsePairs(arg));
-            case "unlock" -> backend.unlock(pid);
-            case "prepare-restore" -> backend.prepareRestore();
-            default -> throw new IllegalArgumentException("unknown call " + op);
-        }
-        return null;
-    }
-
-    /** For {@link AgentClient}: a state word the agent sent back. */
-    static CudaState stateOf(String word) throws CudaCallException {
-        return CudaState.ofWord(word).orElseThrow(() ->
-                new CudaCallException(CudaCallException.AGENT_FAILED, "the CUDA agent answered '" + word + "', not a state"));
     }
 }

@@ -1,10 +1,9 @@
 package dev.criugpu.cuda.bindings;
 
-import java.lang.foreign.Arena;
+import dev.criugpu.api.bindings.NativeLibrary;
+
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.util.Map;
 import java.util.Optional;
@@ -15,7 +14,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /**
  * Downcalls into {@code libcuda.so.1} (cuda.h), in jextract's header-class shape. The library is opened on first
- * use and every symbol is looked up lazily, so a driver older than r570 (no cuCheckpoint* symbols) is reported by
+ * use ({@link NativeLibrary}) and every symbol is looked up lazily, so a driver older than r570 (no cuCheckpoint* symbols) is reported by
  * {@link #missing(String)} instead of failing at class load.
  */
 public final class cuda_h {
@@ -33,54 +32,34 @@ public final class cuda_h {
     public static final int CUDA_ERROR_NOT_SUPPORTED = 801;
     public static final int CUDA_ERROR_TIMEOUT = 909;
 
-    private static final Linker LINKER = Linker.nativeLinker();
     private static final Map<String, MethodHandle> HANDLES = new ConcurrentHashMap<>();
 
     private cuda_h() {
     }
 
+    /** Opened on first use of this class's functions. */
     private static final class Library {
-        static final SymbolLookup LOOKUP;
-        static final String ERROR;
-
-        static {
-            SymbolLookup lookup = null;
-            String error = null;
-            try {
-                lookup = SymbolLookup.libraryLookup(LIBRARY, Arena.global());
-            } catch (IllegalArgumentException e) {
-                error = "cannot load " + LIBRARY + " (no NVIDIA driver user-space library in the loader path)";
-            }
-            LOOKUP = lookup;
-            ERROR = error;
-        }
+        static final NativeLibrary CUDA = NativeLibrary.open(LIBRARY,
+                "no NVIDIA driver user-space library in the loader path", "driver too old");
     }
 
     /** Why libcuda cannot be used at all, or empty when it loaded. */
     public static Optional<String> loadError() {
-        return Optional.ofNullable(Library.ERROR);
+        return Library.CUDA.loadError();
     }
 
     /** True when the library is loaded and exports {@code symbol}. */
     public static boolean has(String symbol) {
-        return Library.LOOKUP != null && Library.LOOKUP.find(symbol).isPresent();
+        return Library.CUDA.has(symbol);
     }
 
     /** The first of {@code symbols} that libcuda lacks, or empty when all are there. */
     public static Optional<String> missing(String... symbols) {
-        for (String s : symbols) {
-            if (!has(s)) return Optional.of(s);
-        }
-        return Optional.empty();
+        return Library.CUDA.missing(symbols);
     }
 
     private static MethodHandle handle(String name, FunctionDescriptor descriptor) {
-        return HANDLES.computeIfAbsent(name, n -> {
-            if (Library.LOOKUP == null) throw new IllegalStateException(Library.ERROR);
-            MemorySegment address = Library.LOOKUP.find(n).orElseThrow(() ->
-                    new IllegalStateException(LIBRARY + " has no " + n + " (driver too old)"));
-            return LINKER.downcallHandle(address, descriptor);
-        });
+        return HANDLES.computeIfAbsent(name, n -> Library.CUDA.downcall(n, descriptor));
     }
 
     private static int call(String name, FunctionDescriptor descriptor, Object... args) {

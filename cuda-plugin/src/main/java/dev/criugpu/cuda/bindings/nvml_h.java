@@ -1,5 +1,7 @@
 package dev.criugpu.cuda.bindings;
 
+import dev.criugpu.api.bindings.NativeLibrary;
+
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
@@ -10,7 +12,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /**
  * Downcalls into {@code libnvidia-ml.so.1} (NVIDIA's nvml.h), in jextract's header-class shape: only what the GPU
- * memory queries use. The library is opened on first use of this class ({@link #loadError()} says when it cannot
+ * memory queries use. The library is opened on first use of this class ({@link NativeLibrary}; {@link #loadError()} says when it cannot
  * be); each function is bound on its first call, through invokeExact: it is asked once at restore init, where a
  * first call through invokeWithArguments costs tens of milliseconds more.
  */
@@ -39,7 +41,8 @@ public final class nvml_h {
     }
 
     private static final class Library {
-        static final DriverLibrary NVML = new DriverLibrary(LIBRARY);
+        static final NativeLibrary NVML = NativeLibrary.open(LIBRARY,
+                "no NVIDIA driver user-space library in the loader path", "driver too old");
     }
 
     /** Why libnvidia-ml cannot be used at all, or empty when it loaded. */

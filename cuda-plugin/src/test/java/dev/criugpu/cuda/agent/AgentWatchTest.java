@@ -78,6 +78,10 @@ class AgentWatchTest {
         toWatchdog.writeLine(line);
     }
 
+    void tell(AgentProtocol.ToAgent message) throws IOException {
+        tell(AgentProtocol.encode(message));
+    }
+
     void awaitLog(String text) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!log().contains(text)) {
@@ -95,7 +99,7 @@ class AgentWatchTest {
         Process criu = sleeper(), a = sleeper(), b = sleeper(), killed = sleeper();
         var w = watch(criu, 0);
         for (Process t : List.of(a, b, killed)) {
-            tell(new WatchedTask((int) t.pid(), startOf(t), CudaState.RUNNING).line());
+            tell(new WatchedTask((int) t.pid(), startOf(t), CudaState.RUNNING));
             driver.states.put((int) t.pid(), CudaState.CHECKPOINTED);
         }
         killed.destroyForcibly().waitFor();
@@ -115,7 +119,7 @@ class AgentWatchTest {
         Process criu = sleeper(), t = sleeper();
         int pid = (int) t.pid();
         var w = watch(criu, 3000);
-        tell(new WatchedTask(pid, startOf(t), CudaState.RUNNING).line());
+        tell(new WatchedTask(pid, startOf(t), CudaState.RUNNING));
         driver.states.put(pid, CudaState.RUNNING);
         criuDies(criu);
         driver.lockLandsAfter(pid, 1000);
@@ -130,7 +134,7 @@ class AgentWatchTest {
         Process criu = sleeper(), t = sleeper();
         int pid = (int) t.pid();
         var w = watch(criu, 0);
-        tell(new WatchedTask(pid, startOf(t), CudaState.RUNNING).line());
+        tell(new WatchedTask(pid, startOf(t), CudaState.RUNNING));
         driver.states.put(pid, CudaState.LOCKED);
         driver.busyFor(pid, 1500); // the driver refuses other actions until the checkpoint criu started is over
         criuDies(criu);
@@ -143,8 +147,8 @@ class AgentWatchTest {
     void nothingIsDoneWhileCriuLivesAndReturnedTasksAreLeftToCriu() throws Exception {
         Process criu = sleeper(), returned = sleeper(), guarded = sleeper();
         var w = watch(criu, 0);
-        tell(new WatchedTask((int) returned.pid(), startOf(returned), CudaState.RUNNING).line());
-        tell(new WatchedTask((int) guarded.pid(), startOf(guarded), CudaState.RUNNING).line());
+        tell(new WatchedTask((int) returned.pid(), startOf(returned), CudaState.RUNNING));
+        tell(new WatchedTask((int) guarded.pid(), startOf(guarded), CudaState.RUNNING));
         driver.states.put((int) returned.pid(), CudaState.RUNNING);
         driver.states.put((int) guarded.pid(), CudaState.CHECKPOINTED);
         tell("returned " + returned.pid());
@@ -165,8 +169,8 @@ class AgentWatchTest {
     void itLeavesAsSoonAsEveryTaskIsReturnedOrEndedWithCriuStillRunning() throws Exception {
         Process criu = sleeper(), a = sleeper(), b = sleeper();
         var w = watch(criu, 0);
-        tell(new WatchedTask((int) a.pid(), startOf(a), CudaState.RUNNING).line());
-        tell(new WatchedTask((int) b.pid(), startOf(b), CudaState.RUNNING).line());
+        tell(new WatchedTask((int) a.pid(), startOf(a), CudaState.RUNNING));
+        tell(new WatchedTask((int) b.pid(), startOf(b), CudaState.RUNNING));
         tell("returned " + a.pid());
         tell("done");
         b.destroyForcibly().waitFor();
@@ -183,9 +187,9 @@ class AgentWatchTest {
         try (Arena arena = Arena.ofConfined()) {
             RestoreThreadsTest.setMaskFromOutside(pid, ~(1L << (libc_h.SIGTRAP - 1)), arena);
             var w = watch(criu, 0);
-            tell(new WatchedTask(pid, ProcStat.of(pid).orElseThrow().startTime(), CudaState.RUNNING).line());
+            tell(new WatchedTask(pid, ProcStat.of(pid).orElseThrow().startTime(), CudaState.RUNNING));
             driver.states.put(pid, CudaState.CHECKPOINTED);
-            tell(BlockedThread.line(pid, pid, 0));
+            tell(new BlockedThread(pid, pid, 0));
             criuDies(criu);
             assertEquals(0, w.get(30, TimeUnit.SECONDS), log());
             assertTrue(log().contains("pid " + pid + ": restore thread " + pid + " has its signal mask 0 back"), log());
@@ -201,7 +205,7 @@ class AgentWatchTest {
         Process criu = sleeper(), t = sleeper();
         int pid = (int) t.pid();
         var w = watch(criu, 0);
-        tell(new WatchedTask(pid, startOf(t) + 1, CudaState.RUNNING).line());
+        tell(new WatchedTask(pid, startOf(t) + 1, CudaState.RUNNING));
         driver.states.put(pid, CudaState.CHECKPOINTED);
         criuDies(criu);
         assertEquals(0, w.get(30, TimeUnit.SECONDS));
