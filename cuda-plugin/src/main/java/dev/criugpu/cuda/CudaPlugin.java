@@ -276,9 +276,14 @@ public final class CudaPlugin implements CriuPlugin {
         inherited = null;
         childPlan = null;
         if (stranded) {
-            log.error("criu exits with status 1, not 0: the dump is written but a CUDA task it leaves alive is not as "
-                    + "it was (see above)");
-            CriuExit.now(1);
+            // criu still leaves the tree stopped (-s) or resumes it, and cleans up, before it ends with that status
+            if (CriuExit.afterCleanup(NAME, 1)) {
+                log.error("criu will exit with status 1, not 0, after its cleanup: the dump is written but a CUDA task "
+                        + "it leaves alive is not as it was (see above)");
+            } else {
+                log.error("the dump is written but a CUDA task it leaves alive is not as it was (see above), and this "
+                        + "shim cannot make criu exit with status 1 (mismatched build): criu's status does not say so");
+            }
         }
     }
 

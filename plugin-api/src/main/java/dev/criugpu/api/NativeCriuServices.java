@@ -139,7 +139,22 @@ final class NativeCriuServices implements CriuServices {
 
     /** Whether the shim's struct is recent enough to have {@code field} (a pointer or a 64-bit number). */
     private boolean holds(String field) {
-        return Integer.toUnsignedLong(criu_gpu_services.size(struct)) >= criu_gpu_services.offsetOf(field) + 8;
+        return holds(field, 8);
+    }
+
+    private boolean holds(String field, long bytes) {
+        return Integer.toUnsignedLong(criu_gpu_services.size(struct)) >= criu_gpu_services.offsetOf(field) + bytes;
+    }
+
+    /** The shim's exit handler turns criu's 0 into {@code status} when criu's main returns (a dump's only). */
+    @Override
+    public boolean exitStatusAfterCleanup(int status) {
+        if (status == 0 || !holds("exit_status", 4)
+                || (criu_gpu_services.flags(struct) & criu_gpu_services.FLAG_EXIT_STATUS) == 0) {
+            return false;
+        }
+        criu_gpu_services.exit_status(struct, status);
+        return true;
     }
 
     /** The memory the shim shares with criu's forked children, where it has any (a restore's JVM after the fork). */
