@@ -83,7 +83,7 @@ public final class Bootstrap {
                     });
                 }
                 plugin.prepare(Stage.of(stage), Path.of(pluginDir),
-                        Optional.ofNullable(imagesDir).map(d -> NativeCriuServices.realPath(Path.of(d))));
+                        Optional.ofNullable(imagesDir).map(NativeCriuServices::imageDirOf));
             });
         } catch (RuntimeException e) {
             // init reports it

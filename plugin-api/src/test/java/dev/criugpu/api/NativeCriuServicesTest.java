@@ -102,6 +102,28 @@ class NativeCriuServicesTest {
     }
 
     @Test
+    void theImagesDirThatPrepareGetsIsReadThroughCriusFd(@org.junit.jupiter.api.io.TempDir Path tmp) throws Exception {
+        Path dir = java.nio.file.Files.createDirectory(tmp.resolve("images"));
+        java.nio.file.Files.writeString(dir.resolve("pstree.img"), "criu's");
+        int fd = dev.criugpu.api.sys.Syscalls.libc().open(dir.toString(), dev.criugpu.api.sys.Syscalls.O_RDONLY
+                | dev.criugpu.api.sys.Syscalls.O_DIRECTORY | dev.criugpu.api.sys.Syscalls.O_CLOEXEC);
+        try {
+            Path named = NativeCriuServices.imageDirOf("/proc/self/fd/" + fd); // as the shim hands it to prepare
+            assertEquals(dir.toRealPath(), named);
+            java.nio.file.Files.move(dir, tmp.resolve("moved"));
+            Path planted = java.nio.file.Files.createDirectory(tmp.resolve("planted"));
+            java.nio.file.Files.writeString(planted.resolve("pstree.img"), "planted");
+            java.nio.file.Files.createSymbolicLink(named, planted);
+            try (var ch = dev.criugpu.api.sys.RegularFiles.openForReading(named.resolve("pstree.img"))) {
+                assertEquals("criu's", new String(java.nio.channels.Channels.newInputStream(ch).readAllBytes(),
+                        java.nio.charset.StandardCharsets.UTF_8));
+            }
+        } finally {
+            dev.criugpu.api.sys.Syscalls.libc().close(fd);
+        }
+    }
+
+    @Test
     void standaloneHasNoShimToHandThePlanTo() {
         CriuServices standalone = new StandaloneCriuServices("amdgpu_plugin", Stage.RESTORE, LogLevel.ERROR,
                 Path.of("."));
