@@ -53,6 +53,7 @@ typedef struct {
 static struct {
 	bool enabled, java_ready; /* the gate said yes; Bootstrap filled the hook table */
 	bool java_deferred, listed; /* a restore's JVM starts at POST_FORKING; inventory.img lists this plugin */
+	bool pinned, exit_handler; /* this library is never unloaded; exit_status_handler is registered */
 	pid_t criu_pid;           /* criu's main process and thread; any other pid is a forked child */
 	int criu_hook_count;
 	struct criu_gpu_services *svc; /* private_services, or on a restore the head of the area shared with children */
@@ -242,7 +243,7 @@ __attribute__((constructor)) static void shim_load(void)
 	 * it (made absolute), unresolved: the trust checks walk its symlinks as given. */
 	if (dladdr((void *)&CR_PLUGIN_DESC, &self) && self.dli_fname) {
 		char cwd[PATH_MAX] = "";
-		dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+		g.pinned = dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE) != NULL;
 		if (self.dli_fname[0] == '/' || getcwd(cwd, sizeof(cwd)))
 			snprintf(g.plugin_dir, sizeof(g.plugin_dir), "%s%s%s", cwd, cwd[0] ? "/" : "", self.dli_fname);
 		*(strrchr(g.plugin_dir, '/') ?: g.plugin_dir) = '\0';
@@ -849,6 +850,22 @@ static int t_post_forking(void)
 	return -ENOTSUP; /* criu stops at the first plugin that answers anything else: the other one must start too */
 }
 
+/*
+ * criu ignores what a plugin's exit hook returns, and calls it before it leaves the tree stopped (-s) or resumes it and
+ * before the rest of its cleanup, so a plugin that must fail a dump that criu completed (a task criu leaves alive that
+ * could not be returned: DESIGN rule 12) cannot end criu there. It sets exit_status instead, and this handler, run by
+ * exit() once criu's main has returned (a dump ends that way, the command line's and `criu swrk`'s alike), turns
+ * criu's 0 into that status. criu registers no handler of its own; stdio is flushed here as exit() would.
+ */
+static void exit_status_handler(int status, void *arg)
+{
+	(void)arg;
+	if (status != 0 || !g.svc || getpid() != g.criu_pid || g.svc->exit_status == 0)
+		return;
+	fflush(NULL);
+	_exit(g.svc->exit_status);
+}
+
 static int shim_init(int stage)
 {
 	const char *force = secure_getenv("CRIU_GPU_PLUGIN_FORCE");
@@ -891,6 +908,11 @@ static int shim_init(int stage)
 	}
 	g.enabled = true;
 	shim_log(LOG_INFO, "enabled%s", forced ? " (forced by CRIU_GPU_PLUGIN_FORCE=1)" : "");
+	/* once per process, and only while this code stays mapped after criu dlclose()s its plugins */
+	if (stage == STAGE_DUMP && g.pinned && !g.exit_handler)
+		g.exit_handler = on_exit(exit_status_handler, NULL) == 0;
+	if (stage == STAGE_DUMP && g.exit_handler)
+		g.svc->flags |= CRIU_GPU_FLAG_EXIT_STATUS;
 	if (stage == STAGE_RESTORE && (shared = shared_services())) /* only a restore that needs us maps it */
 		g.svc = memcpy(shared, &private_services, sizeof(private_services));
 	int rc;

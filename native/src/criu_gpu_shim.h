@@ -14,6 +14,8 @@
 /* This init runs in the restore probe: a copy of criu forked before any JVM exists in criu, which only decides
  * whether the restore can be carried out and then exits (DESIGN rule 1). */
 #define CRIU_GPU_FLAG_RESTORE_CHECK 2u
+/* The shim turns criu's exit status 0 into exit_status (below) when criu's main returns: a dump's exit hook may set it. */
+#define CRIU_GPU_FLAG_EXIT_STATUS 4u
 
 /* Values of inventory_claim: the order of dev.criugpu.api.InventoryClaim. */
 enum criu_gpu_claim {
@@ -51,6 +53,12 @@ struct criu_gpu_services {
 	 */
 	void *plan_region;
 	uint64_t plan_region_size;
+	/*
+	 * Set by the Java side in criu's main process (a dump's exit hook): the status criu's process ends with once criu
+	 * has finished everything after the plugins' exit (the tree left stopped or resumed, its own cleanup), in place
+	 * of a 0 that criu would return; 0 leaves criu's own status alone. A failing criu keeps its status.
+	 */
+	int32_t exit_status;
 };
 
 #endif

@@ -7,6 +7,8 @@
 #   FAKE_CUDA_CHECKPOINT_SECONDS=N  a checkpoint takes N seconds (a large one); meanwhile every other call for that
 #                                   pid but --get-restore-tid waits for it, as the driver serves them through the task's
 #                                   restore thread, which the checkpoint holds
+#   FAKE_CUDA_FAIL_RESTORE=1        every --action restore fails as the driver's does when it cannot put the state
+#                                   back ("operation not supported"); the pid stays checkpointed
 dir=$(dirname "$0")
 echo "$*" >> "$dir/calls.log"
 # wait_idle PID: waits (at most a minute) while a slow checkpoint of PID runs
@@ -31,6 +33,9 @@ case "$1" in
     pid=$4; f="$dir/state-$pid"
     [ -f "$f" ] || { echo "Could not $2 on process ID $pid: \"invalid argument\""; exit 1; }
     wait_idle "$pid"
+    if [ "$2" = restore ] && [ "$FAKE_CUDA_FAIL_RESTORE" = 1 ]; then
+      echo "Could not restore on process ID $pid: \"operation not supported\""; exit 1
+    fi
     case "$2:$(cat "$f")" in
       lock:running) echo locked > "$f" ;;
       checkpoint:locked)

@@ -77,7 +77,7 @@ public final class CudaPlugin implements CriuPlugin {
     public void prepare(Stage stage, Path pluginDir, java.util.Optional<Path> imagesDir) {
         PluginConfig config = PluginConfig.load(System.getenv(), cfgFile(pluginDir));
         if (stage == Stage.DUMP && config.guard()) {
-            agentStart = AgentStart.launch(config, pluginDir, CriuCommandLine.ofSelfOrDefault().timeoutOrDefault() * 1000);
+            agentStart = AgentStart.launch(config, pluginDir, CriuCommandLine.ofSelfOrDefault().lockBudgetMs());
         } else if (stage == Stage.RESTORE) {
             restoreProbes = RestoreProbes.start(config, imagesDir);
         }
@@ -152,7 +152,7 @@ public final class CudaPlugin implements CriuPlugin {
         if (!services.setCompelInterruptOnlyMode()) {
             log.warn("this criu has no set_compel_interrupt_only_mode: with --freeze-cgroup CUDA tasks cannot be woken");
         }
-        int timeoutMs = commandLine.timeoutOrDefault() * 1000;
+        int timeoutMs = commandLine.lockBudgetMs(); // half of criu's --timeout: criu's seize needs the rest
         DumpSession.removeStaleFiles(services);
         inherited = services.imageDir().map(InheritedDevices::new).orElse(null);
         dump = new DumpSession(services, calls.apply(timeoutMs), timeoutMs, presentGpus(Set.of()), config.parallel(), config.quiesce(),
@@ -277,9 +277,14 @@ public final class CudaPlugin implements CriuPlugin {
         inherited = null;
         childPlan = null;
         if (stranded) {
-            log.error("criu exits with status 1, not 0: the dump is written but a CUDA task it leaves alive is not as "
-                    + "it was (see above)");
-            CriuExit.now(1);
+            // criu still leaves the tree stopped (-s) or resumes it, and cleans up, before it ends with that status
+            if (CriuExit.afterCleanup(NAME, 1)) {
+                log.error("criu will exit with status 1, not 0, after its cleanup: the dump is written but a CUDA task "
+                        + "it leaves alive is not as it was (see above)");
+            } else {
+                log.error("the dump is written but a CUDA task it leaves alive is not as it was (see above), and this "
+                        + "shim cannot make criu exit with status 1 (mismatched build): criu's status does not say so");
+            }
         }
     }
 

@@ -142,7 +142,7 @@ class CudaAgentIT {
         assertNothingOfOursInTmp(criu);
 
         assertEquals("checkpointed", c.cuda.state(pid), "calls: " + c.cuda.calls());
-        assertTrue(c.cuda.calls().containsAll(List.of("--action lock --pid " + pid + " --timeout 10000",
+        assertTrue(c.cuda.calls().containsAll(List.of("--action lock --pid " + pid + " --timeout 5000",
                 "--action checkpoint --pid " + pid)), "calls: " + c.cuda.calls());
         assertFalse(dump.logLinesContaining("pid " + pid + ": CUDA checkpointed in").isEmpty(), dump.logTail(40));
         assertTrue(criu.fileExists(c.images() + "/cuda-plugin-" + pid + ".img"), "no CUDA record for pid " + pid);

@@ -3,7 +3,6 @@ package dev.criugpu.inventory;
 import dev.criugpu.inventory.images.CoreEntry;
 import dev.criugpu.inventory.images.PstreeEntry;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -32,8 +31,8 @@ public final class TreeTasks {
         return pids;
     }
 
+    /** Read through the images dir's fd ({@code ImageReader}); a core that is missing or not a regular file: alive. */
     private static boolean resumedByCore(Path core) {
-        if (!Files.isRegularFile(core)) return true;
         try {
             CoreEntry c = ImageIO.readSingle(core, ImageMagic.CORE, CoreEntry.parser());
             if (!c.hasTc()) return true;

@@ -83,7 +83,7 @@ public final class Bootstrap {
                     });
                 }
                 plugin.prepare(Stage.of(stage), Path.of(pluginDir),
-                        Optional.ofNullable(imagesDir).map(d -> NativeCriuServices.realPath(Path.of(d))));
+                        Optional.ofNullable(imagesDir).map(NativeCriuServices::imageDirOf));
             });
         } catch (RuntimeException e) {
             // init reports it
@@ -128,6 +128,7 @@ public final class Bootstrap {
                     plugin.name(), services.hookMask(), javaMask));
         }
         CriuLog.register(plugin.getClass().getPackageName(), services);
+        CriuExit.bind(services);
         services.planRegion().ifPresent(PlanMemory::shareWithChildren);
         int rc = plugin.init(services.stage(), services);
         // the probe's verdict is all it gives: its threads end with it, before criu forks (DESIGN rule 1)

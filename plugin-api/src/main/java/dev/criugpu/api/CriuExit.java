@@ -1,20 +1,33 @@
 package dev.criugpu.api;
 
-import dev.criugpu.api.sys.Syscalls;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Ends criu from a hook with a status of ours. criu ignores what the plugins' exit hook returns
- * ({@code cr_plugin_fini} is void) and, on {@code dump -R}, resumes the tree and exits 0 after it; when a plugin has
- * to leave a task of that tree in a state the user must repair by hand, ending criu with status 1 is the only way
- * its caller learns the dump was not clean. The kernel detaches the tree when criu ends, so it runs on.
+ * Fails criu's command from a plugin's exit hook. criu ignores what that hook returns ({@code cr_plugin_fini} is
+ * void) and calls it before it leaves the tree stopped ({@code -s}) or resumes it ({@code -R}), before the rest of its
+ * cleanup and before later plugins' exit: so the hook does not end criu, it has the shim's exit handler turn criu's
+ * status 0 into a failure once criu has done all that and returned from its main
+ * ({@link CriuServices#exitStatusAfterCleanup}). For a plugin that must leave a task of a tree criu keeps alive in a
+ * state the user has to repair by hand: status 1 is how criu's caller learns that the dump was not clean.
  */
 public final class CriuExit {
+    private static final Map<String, CriuServices> SERVICES = new ConcurrentHashMap<>();
+
     private CriuExit() {
     }
 
-    /** Writes every queued log line (this is the hook thread), then ends criu with {@code status}. */
-    public static void now(int status) {
-        LogSink.drain();
-        Syscalls.exitNow(status);
+    /** The services of {@code services.pluginName()}, from its bootstrap on. */
+    static void bind(CriuServices services) {
+        SERVICES.put(services.pluginName(), services);
+    }
+
+    /**
+     * criu's process ends with {@code status} instead of 0 after criu's cleanup; false where that cannot be arranged
+     * (no shim of this build for {@code plugin}, outside criu): the caller says so in criu's log.
+     */
+    public static boolean afterCleanup(String plugin, int status) {
+        CriuServices services = SERVICES.get(plugin);
+        return services != null && services.exitStatusAfterCleanup(status);
     }
 }

@@ -61,6 +61,16 @@ public interface CriuServices {
     /** The restore-time inventory answer for this plugin, decided (and claimed) by the shim before Java ran. */
     InventoryClaim inventoryClaim();
 
+    /**
+     * Makes criu's process end with {@code status} (not 0) once criu has finished the command, everything after the
+     * plugins' exit hook included (the tree left stopped with {@code -s} or resumed, criu's cleanup, the other
+     * plugins' exit): for a dump criu completed that a plugin must still fail. criu's own failure status is kept.
+     * Returns false where that cannot be done (outside criu, a shim of another build), true once it is arranged.
+     */
+    default boolean exitStatusAfterCleanup(int status) {
+        return false;
+    }
+
     /** Make criu freeze with ptrace interrupts only (needed to wake one thread later); false if unavailable. */
     boolean setCompelInterruptOnlyMode();
 

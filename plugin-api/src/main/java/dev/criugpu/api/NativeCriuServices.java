@@ -139,7 +139,22 @@ final class NativeCriuServices implements CriuServices {
 
     /** Whether the shim's struct is recent enough to have {@code field} (a pointer or a 64-bit number). */
     private boolean holds(String field) {
-        return Integer.toUnsignedLong(criu_gpu_services.size(struct)) >= criu_gpu_services.offsetOf(field) + 8;
+        return holds(field, 8);
+    }
+
+    private boolean holds(String field, long bytes) {
+        return Integer.toUnsignedLong(criu_gpu_services.size(struct)) >= criu_gpu_services.offsetOf(field) + bytes;
+    }
+
+    /** The shim's exit handler turns criu's 0 into {@code status} when criu's main returns (a dump's only). */
+    @Override
+    public boolean exitStatusAfterCleanup(int status) {
+        if (status == 0 || !holds("exit_status", 4)
+                || (criu_gpu_services.flags(struct) & criu_gpu_services.FLAG_EXIT_STATUS) == 0) {
+            return false;
+        }
+        criu_gpu_services.exit_status(struct, status);
+        return true;
     }
 
     /** The memory the shim shares with criu's forked children, where it has any (a restore's JVM after the fork). */
@@ -198,11 +213,31 @@ final class NativeCriuServices implements CriuServices {
      */
     @Override
     public Optional<Path> imageDir() {
-        return imageDirFd().map(fd -> {
-            Path dir = realPath(Path.of("/proc/self/fd/" + fd));
-            ImageFiles.useDirectoryFd(dir, fd);
-            return dir;
-        });
+        return imageDirFd().map(NativeCriuServices::boundImageDir);
+    }
+
+    /** Where criu's images-dir fd leads now, with the files there reached through that fd from now on. */
+    private static Path boundImageDir(int fd) {
+        Path dir = realPath(Path.of(PROC_FD + fd));
+        ImageFiles.useDirectoryFd(dir, fd);
+        return dir;
+    }
+
+    private static final String PROC_FD = "/proc/self/fd/";
+
+    /**
+     * The images dir as the shim hands it to {@code Bootstrap.prepare}, criu's fd as {@code /proc/self/fd/N}: where it
+     * leads, bound to that fd as {@link #imageDir} does, so that what prepare reads there goes through criu's fd too.
+     */
+    static Path imageDirOf(String procFdPath) {
+        if (procFdPath.startsWith(PROC_FD)) {
+            try {
+                return boundImageDir(Integer.parseInt(procFdPath.substring(PROC_FD.length())));
+            } catch (NumberFormatException e) {
+                // not the shim's form: named as given
+            }
+        }
+        return realPath(Path.of(procFdPath));
     }
 
     /** Where criu's images-dir fd ({@code /proc/self/fd/N}) leads, or the link itself if that cannot be read. */

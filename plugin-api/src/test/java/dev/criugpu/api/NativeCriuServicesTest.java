@@ -60,8 +60,37 @@ class NativeCriuServicesTest {
 
     @Test
     void fieldsAreOnlyEverAppended() {
-        assertEquals(criu_gpu_services.layout().byteSize() - 24, criu_gpu_services.offsetOf("child_plan"));
-        assertEquals(criu_gpu_services.layout().byteSize() - 8, criu_gpu_services.offsetOf("plan_region_size"));
+        assertEquals(criu_gpu_services.layout().byteSize() - 32, criu_gpu_services.offsetOf("child_plan"));
+        assertEquals(criu_gpu_services.layout().byteSize() - 16, criu_gpu_services.offsetOf("plan_region_size"));
+        assertEquals(criu_gpu_services.layout().byteSize() - 8, criu_gpu_services.offsetOf("exit_status"));
+    }
+
+    @Test
+    void theExitStatusIsWrittenOnlyWhereTheShimServesIt() {
+        NativeCriuServices services = new NativeCriuServices(struct);
+        assertFalse(services.exitStatusAfterCleanup(1), "the shim did not say it registered its exit handler");
+        assertEquals(0, criu_gpu_services.exit_status(struct));
+
+        criu_gpu_services.flags(struct, criu_gpu_services.FLAG_EXIT_STATUS);
+        assertFalse(services.exitStatusAfterCleanup(0), "0 is criu's own status, not a request");
+        assertTrue(services.exitStatusAfterCleanup(1));
+        assertEquals(1, criu_gpu_services.exit_status(struct));
+
+        criu_gpu_services.exit_status(struct, 0);
+        criu_gpu_services.size(struct, (int) criu_gpu_services.offsetOf("exit_status"));
+        byte[] before = struct.toArray(JAVA_BYTE);
+        assertFalse(new NativeCriuServices(struct).exitStatusAfterCleanup(1), "a struct without the field");
+        assertArrayEquals(before, struct.toArray(JAVA_BYTE));
+    }
+
+    @Test
+    void criuExitGoesToThePluginsOwnShim() {
+        criu_gpu_services.flags(struct, criu_gpu_services.FLAG_EXIT_STATUS);
+        CriuExit.bind(new NativeCriuServices(struct));
+        assertFalse(CriuExit.afterCleanup("no_such_plugin", 1));
+        assertEquals(0, criu_gpu_services.exit_status(struct));
+        assertTrue(CriuExit.afterCleanup("amdgpu_plugin", 1));
+        assertEquals(1, criu_gpu_services.exit_status(struct));
     }
 
     @Test
@@ -70,6 +99,28 @@ class NativeCriuServicesTest {
         assertTrue(new NativeCriuServices(struct).planRegion().isEmpty());
         criu_gpu_services.size(struct, (int) criu_gpu_services.layout().byteSize());
         assertTrue(new NativeCriuServices(struct).planRegion().isEmpty(), "a NULL region is none");
+    }
+
+    @Test
+    void theImagesDirThatPrepareGetsIsReadThroughCriusFd(@org.junit.jupiter.api.io.TempDir Path tmp) throws Exception {
+        Path dir = java.nio.file.Files.createDirectory(tmp.resolve("images"));
+        java.nio.file.Files.writeString(dir.resolve("pstree.img"), "criu's");
+        int fd = dev.criugpu.api.sys.Syscalls.libc().open(dir.toString(), dev.criugpu.api.sys.Syscalls.O_RDONLY
+                | dev.criugpu.api.sys.Syscalls.O_DIRECTORY | dev.criugpu.api.sys.Syscalls.O_CLOEXEC);
+        try {
+            Path named = NativeCriuServices.imageDirOf("/proc/self/fd/" + fd); // as the shim hands it to prepare
+            assertEquals(dir.toRealPath(), named);
+            java.nio.file.Files.move(dir, tmp.resolve("moved"));
+            Path planted = java.nio.file.Files.createDirectory(tmp.resolve("planted"));
+            java.nio.file.Files.writeString(planted.resolve("pstree.img"), "planted");
+            java.nio.file.Files.createSymbolicLink(named, planted);
+            try (var ch = dev.criugpu.api.sys.RegularFiles.openForReading(named.resolve("pstree.img"))) {
+                assertEquals("criu's", new String(java.nio.channels.Channels.newInputStream(ch).readAllBytes(),
+                        java.nio.charset.StandardCharsets.UTF_8));
+            }
+        } finally {
+            dev.criugpu.api.sys.Syscalls.libc().close(fd);
+        }
     }
 
     @Test

@@ -37,6 +37,38 @@ public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveSt
         return timeoutSeconds.orElse(DEFAULT_TIMEOUT_SECONDS);
     }
 
+    /**
+     * How long the dump may spend locking CUDA tasks, in milliseconds: {@link #lockBudgetMs(int)} of
+     * {@link #timeoutOrDefault()}.
+     */
+    public int lockBudgetMs() {
+        return lockBudgetMs(timeoutOrDefault());
+    }
+
+    /**
+     * The lock budget (ms, 1 to {@link Integer#MAX_VALUE}) for criu's {@code --timeout} of {@code timeoutSeconds}.
+     * <p>
+     * criu 4.2.1 arms {@code alarm(opts.timeout)} once, when it starts to seize the tree ({@code collect_pstree}), and
+     * disarms it when the whole tree is seized: the one alarm covers the PAUSE_DEVICES of the root (where the plugin
+     * locks the job's tasks), seizing every task and thread, the other tasks' PAUSE_DEVICES and the freezer's wait.
+     * Once it has fired, criu fails the dump at the next task it collects ({@code alarm_timeouted}). A lock that takes
+     * the whole timeout and succeeds is therefore followed by criu's own timeout: the locks get half, and criu keeps
+     * the other half for its seize.
+     * <p>
+     * {@code --timeout 0} makes criu arm no alarm at all ({@code alarm(0)}) and wait at least 10 s for a freezer
+     * cgroup ({@code freeze_processes}); a driver lock with no bound could hold criu forever, so the locks get those
+     * 10 s ({@link #DEFAULT_TIMEOUT_SECONDS}), nothing of criu's competing with them. Computed in {@code long}: no
+     * overflow for any {@code int} (criu's own {@code unsigned int} seconds), clamped to an {@code int} of ms (24.8 days)
+     * as the driver's and cuda-checkpoint's lock timeouts are 32-bit.
+     *
+     * @throws IllegalArgumentException for a negative value (which {@link #parse} never returns)
+     */
+    public static int lockBudgetMs(int timeoutSeconds) {
+        if (timeoutSeconds < 0) throw new IllegalArgumentException("criu --timeout " + timeoutSeconds + " is negative");
+        long ms = timeoutSeconds == 0 ? DEFAULT_TIMEOUT_SECONDS * 1000L : timeoutSeconds * 1000L / 2;
+        return (int) Math.min(Integer.MAX_VALUE, Math.max(1, ms));
+    }
+
     /** Whether criu keeps the tree alive after a successful dump (-R or -s). */
     public boolean treeSurvivesDump() {
         return leaveRunning || leaveStopped;

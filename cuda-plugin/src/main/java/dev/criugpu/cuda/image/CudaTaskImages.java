@@ -1,19 +1,17 @@
 package dev.criugpu.cuda.image;
 
+import dev.criugpu.api.sys.ImageFiles;
 import dev.criugpu.cuda.gpu.GpuUuid;
 import dev.criugpu.cuda.state.CudaState;
 import dev.criugpu.inventory.ImageException;
 import dev.criugpu.inventory.ImageIO;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 
 /** The plugin's per-task files {@code cuda-plugin-<pid>.img} in the images directory. */
 public final class CudaTaskImages {
@@ -43,7 +41,7 @@ public final class CudaTaskImages {
     public static List<CudaTaskEntry> readAll(Path imageDir) throws ImageException {
         List<CudaTaskEntry> entries = new ArrayList<>();
         for (Path f : files(imageDir)) {
-            if (!Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)) throw new ImageException(f, "not a regular file");
+            // read through the images dir's fd, a regular file only (ImageReader)
             CudaTaskEntry e = ImageIO.readSingle(f, MAGIC, CudaTaskEntry.parser());
             Matcher m = NAME.matcher(f.getFileName().toString());
             if (!m.matches() || !m.group(1).equals(Integer.toUnsignedString(e.getPid())) || e.getPid() == 0) {
@@ -74,10 +72,11 @@ public final class CudaTaskImages {
         }
     }
 
-    /** Our files in {@code imageDir} (none when the directory is unreadable). */
+    /** Our files in {@code imageDir}, listed through its fd ({@link ImageFiles}); none when it is unreadable. */
     public static List<Path> files(Path imageDir) {
-        try (Stream<Path> s = Files.list(imageDir)) {
-            return s.filter(p -> NAME.matcher(p.getFileName().toString()).matches()).sorted().toList();
+        try {
+            return ImageFiles.list(imageDir).stream().filter(n -> NAME.matcher(n).matches()).map(imageDir::resolve)
+                    .sorted().toList();
         } catch (IOException e) {
             return List.of();
         }

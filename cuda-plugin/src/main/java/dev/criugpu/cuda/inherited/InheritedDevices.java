@@ -3,6 +3,7 @@ package dev.criugpu.cuda.inherited;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.DeviceFile;
 import dev.criugpu.api.Errno;
+import dev.criugpu.api.sys.ImageFiles;
 import dev.criugpu.api.sys.Syscalls;
 import dev.criugpu.cuda.image.CudaInheritedEntry;
 import dev.criugpu.cuda.image.CudaInheritedFile;
@@ -14,7 +15,6 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -200,8 +200,12 @@ public final class InheritedDevices {
      */
     public static Optional<CudaInheritedEntry> read(Path imageDir) throws ImageException {
         Path file = imageDir.resolve(IMAGE);
-        if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS)) return Optional.empty();
-        if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) throw new ImageException(file, "not a regular file");
+        try {
+            // through the images dir's fd; a symlink there counts as there, and is refused as not a regular file
+            if (!ImageFiles.exists(imageDir, IMAGE)) return Optional.empty();
+        } catch (IOException e) {
+            throw new ImageException(file, "cannot look it up: " + e.getMessage(), e);
+        }
         CudaInheritedEntry e = ImageIO.readSingle(file, MAGIC, CudaInheritedEntry.parser());
         Set<Integer> ids = new HashSet<>();
         for (CudaInheritedFile f : e.getFilesList()) {

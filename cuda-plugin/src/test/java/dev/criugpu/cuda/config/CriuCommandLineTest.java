@@ -56,6 +56,32 @@ class CriuCommandLineTest {
     }
 
     @Test
+    void theLocksGetHalfOfCriusTimeoutAndCriuKeepsTheRestForItsSeize() {
+        assertEquals(5_000, p("criu", "dump", "-t", "1").lockBudgetMs(), "criu's default of 10 s");
+        assertEquals(5_000, CriuCommandLine.UNKNOWN.lockBudgetMs());
+        assertEquals(15_000, p("criu", "dump", "--timeout", "30").lockBudgetMs());
+        assertEquals(500, CriuCommandLine.lockBudgetMs(1));
+        assertEquals(5_000, CriuCommandLine.lockBudgetMs(CriuCommandLine.DEFAULT_TIMEOUT_SECONDS));
+    }
+
+    @Test
+    void timeoutZeroMeansNoAlarmOfCriusAndTheLocksGetTenSeconds() {
+        assertEquals(10_000, p("criu", "dump", "--timeout", "0").lockBudgetMs());
+        assertEquals(10_000, CriuCommandLine.lockBudgetMs(0));
+    }
+
+    @Test
+    void largeTimeoutsDoNotOverflow() {
+        // 2147484 s * 1000 is past Integer.MAX_VALUE: the old "* 1000" went negative
+        assertEquals(1_073_742_000, CriuCommandLine.lockBudgetMs(2_147_484));
+        assertEquals(1_073_741_000, CriuCommandLine.lockBudgetMs(2_147_482));
+        assertEquals(Integer.MAX_VALUE, CriuCommandLine.lockBudgetMs(4_294_968));
+        assertEquals(Integer.MAX_VALUE, CriuCommandLine.lockBudgetMs(Integer.MAX_VALUE));
+        assertEquals(Integer.MAX_VALUE, p("criu", "dump", "--timeout", Integer.toString(Integer.MAX_VALUE)).lockBudgetMs());
+        assertThrows(IllegalArgumentException.class, () -> CriuCommandLine.lockBudgetMs(-1));
+    }
+
+    @Test
     void rpcWorkers() {
         assertTrue(p("criu", "swrk", "3").rpc());
         assertTrue(p("/usr/sbin/criu", "service", "--address", "/run/criu.sock").rpc());

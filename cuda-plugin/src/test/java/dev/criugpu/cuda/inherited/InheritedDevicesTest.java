@@ -243,7 +243,8 @@ class InheritedDevicesTest {
                 assertThrows(ImageException.class, () -> InheritedDevices.read(images)).getMessage());
         Files.delete(file);
         Files.createSymbolicLink(file, etc);
-        assertEquals(file + ": not a regular file", assertThrows(ImageException.class, () -> InheritedDevices.read(images)).getMessage());
+        assertEquals(file + ": is a symbolic link, not a regular file; refused",
+                assertThrows(ImageException.class, () -> InheritedDevices.read(images)).getMessage());
     }
 
     List<String> errors() {

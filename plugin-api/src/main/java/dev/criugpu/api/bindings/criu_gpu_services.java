@@ -15,6 +15,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 public final class criu_gpu_services {
     public static final int FLAG_FORCED = 1;
     public static final int FLAG_RESTORE_CHECK = 2;
+    /** The shim turns criu's exit status 0 into {@code exit_status} when criu's main returns. */
+    public static final int FLAG_EXIT_STATUS = 4;
 
     private static final GroupLayout LAYOUT = MemoryLayout.structLayout(
             JAVA_INT.withName("size"),
@@ -34,7 +36,9 @@ public final class criu_gpu_services {
             ADDRESS.withName("compel_wait_task"),
             ADDRESS.withName("child_plan"),
             ADDRESS.withName("plan_region"),
-            JAVA_LONG.withName("plan_region_size")
+            JAVA_LONG.withName("plan_region_size"),
+            JAVA_INT.withName("exit_status"),
+            MemoryLayout.paddingLayout(4)
     ).withName("criu_gpu_services");
 
     private criu_gpu_services() {
@@ -80,8 +84,9 @@ public final class criu_gpu_services {
     public static MemorySegment child_plan(MemorySegment s) { return ptr(s, "child_plan"); }
     public static MemorySegment plan_region(MemorySegment s) { return ptr(s, "plan_region"); }
     public static long plan_region_size(MemorySegment s) { return s.get(JAVA_LONG, offsetOf("plan_region_size")); }
+    public static int exit_status(MemorySegment s) { return i32(s, "exit_status"); }
 
-    /** Writers: child_plan is Java's to fill; the rest are used by tests and AOT training. */
+    /** Writers: child_plan and exit_status are Java's to fill; the rest are used by tests and AOT training. */
     public static void stage(MemorySegment s, int v) { s.set(JAVA_INT, offsetOf("stage"), v); }
     public static void size(MemorySegment s, int v) { s.set(JAVA_INT, offsetOf("size"), v); }
     public static void flags(MemorySegment s, int v) { s.set(JAVA_INT, offsetOf("flags"), v); }
@@ -89,6 +94,7 @@ public final class criu_gpu_services {
     public static void inventory_claim(MemorySegment s, int v) { s.set(JAVA_INT, offsetOf("inventory_claim"), v); }
     public static void hook_mask(MemorySegment s, int v) { s.set(JAVA_INT, offsetOf("hook_mask"), v); }
     public static void child_plan(MemorySegment s, MemorySegment v) { set(s, "child_plan", v); }
+    public static void exit_status(MemorySegment s, int v) { s.set(JAVA_INT, offsetOf("exit_status"), v); }
     public static void set(MemorySegment s, String pointerField, MemorySegment v) {
         s.set(ADDRESS, offsetOf(pointerField), v);
     }

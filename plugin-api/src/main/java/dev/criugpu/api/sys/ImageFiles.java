@@ -6,14 +6,17 @@ import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermission;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.Stream;
 
 /**
  * Files the plugins write next to criu's images (DESIGN rule 11). criu runs as root in a directory others may have
@@ -24,7 +27,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * Every call names the directory and a plain file name, and works relative to a directory fd (openat, renameat,
  * unlinkat): for the images directory that is criu's own fd ({@link #useDirectoryFd}), so a path to it that someone
  * changes after criu opened it (a parent directory renamed, a symlink swapped in) cannot send a file elsewhere.
- * Another directory (the command-line tools', the tests') is opened by its name once per call.
+ * Another directory (the command-line tools', the tests') is opened by its name once per call. Image files are read
+ * the same way ({@link #openForReading}, which {@link RegularFiles} and so every image reader goes through).
  */
 public final class ImageFiles {
     private static final Syscalls SYS = Syscalls.libc();
@@ -54,6 +58,68 @@ public final class ImageFiles {
         @Override
         public void close() {
             if (owned) SYS.close(fd);
+        }
+    }
+
+    /**
+     * The regular file {@code dir/name}, open for reading (DESIGN rule 11): looked up through the directory's fd
+     * without following a symlink there, as an {@code O_PATH} fd, so that a FIFO or device under that name is not
+     * opened at all; checked through that fd, and read through it ({@code /proc/self/fd}): a name swapped after the
+     * check, or a path to the directory changed after criu opened it, changes nothing.
+     *
+     * @throws NoSuchFileException                     when nothing is there (or no such directory)
+     * @throws RegularFiles.NotRegularFileException    when it is a symlink, FIFO, socket, device or directory
+     * @throws IOException                             when it cannot be opened otherwise
+     */
+    public static FileChannel openForReading(Path dir, String name) throws IOException {
+        checkName(name);
+        Dir d;
+        try {
+            d = Dir.of(dir);
+        } catch (IOException e) {
+            if (e.getCause() instanceof SyscallException x && x.errno() == Errno.ENOENT) {
+                throw new NoSuchFileException(dir.resolve(name).toString());
+            }
+            throw e;
+        }
+        try (d) {
+            int fd;
+            try {
+                fd = SYS.openat(d.fd, name, O_PATH | Syscalls.O_NOFOLLOW | Syscalls.O_CLOEXEC, 0);
+            } catch (SyscallException e) {
+                if (e.errno() == Errno.ENOENT) throw new NoSuchFileException(dir.resolve(name).toString());
+                throw new IOException("open failed: " + Errno.name(e.errno()), e);
+            }
+            try {
+                int mode = SYS.mode(fd);
+                if ((mode & RegularFiles.S_IFMT) != RegularFiles.S_IFREG) {
+                    throw new RegularFiles.NotRegularFileException(RegularFiles.describe(mode));
+                }
+                return FileChannel.open(viaFd(fd), StandardOpenOption.READ);
+            } catch (SyscallException e) {
+                throw new IOException("fstat failed: " + Errno.name(e.errno()), e);
+            } finally {
+                SYS.close(fd);
+            }
+        }
+    }
+
+    /** Whether anything (a symlink included, not followed) is named {@code name} in {@code dir}. */
+    public static boolean exists(Path dir, String name) throws IOException {
+        checkName(name);
+        try (Dir d = Dir.of(dir)) {
+            SYS.close(SYS.openat(d.fd, name, O_PATH | Syscalls.O_NOFOLLOW | Syscalls.O_CLOEXEC, 0));
+            return true;
+        } catch (SyscallException e) {
+            if (e.errno() == Errno.ENOENT) return false;
+            throw ioException(dir.resolve(name).toString(), e);
+        }
+    }
+
+    /** The names of the entries of {@code dir} (sorted), listed through the directory's fd. */
+    public static List<String> list(Path dir) throws IOException {
+        try (Dir d = Dir.of(dir); Stream<Path> entries = Files.list(viaFd(d.fd))) {
+            return entries.map(p -> p.getFileName().toString()).sorted().toList();
         }
     }
 

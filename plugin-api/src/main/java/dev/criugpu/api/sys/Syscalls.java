@@ -107,21 +107,6 @@ public final class Syscalls {
         return LIBC;
     }
 
-    /**
-     * libc's {@code _exit(status)}: ends this process at once, running no atexit handler, JVM shutdown or stdio flush
-     * (criu writes its log unbuffered). For the one case where only criu's exit status can tell the caller something
-     * (see {@link dev.criugpu.api.CriuExit}).
-     */
-    public static void exitNow(int status) {
-        MethodHandle exit = LINKER.downcallHandle(LINKER.defaultLookup().find("_exit").orElseThrow(),
-                FunctionDescriptor.ofVoid(JAVA_INT));
-        try {
-            exit.invokeExact(status);
-        } catch (Throwable t) {
-            throw new IllegalStateException("_exit failed", t);
-        }
-    }
-
     /** The same entry points from another library, named {@code prefix + "open"} etc. (the simulated KFD). */
     public static Syscalls fromLibrary(String origin, SymbolLookup lookup, String prefix) {
         return new Syscalls(origin, lookup, prefix);

@@ -82,6 +82,56 @@ class ImageFilesTest {
     }
 
     @Test
+    void readersOfADirectoryBoundToAnFdReadThereWhateverItsPathComesToMean() throws Exception {
+        Path dir = Files.createDirectory(elsewhere.resolve("images"));
+        Files.writeString(dir.resolve("pstree.img"), "criu's");
+        Files.writeString(dir.resolve("cuda-plugin-7.img"), "record");
+        int fd = Syscalls.libc().open(dir.toString(), Syscalls.O_RDONLY | Syscalls.O_DIRECTORY | Syscalls.O_CLOEXEC);
+        try {
+            ImageFiles.useDirectoryFd(dir, fd);
+            // the owner of a parent directory moves the images away and points their path at files of their own
+            Path moved = Files.move(dir, elsewhere.resolve("moved"));
+            Files.writeString(images.resolve("pstree.img"), "planted");
+            Files.writeString(images.resolve("core-1.img"), "planted");
+            Files.createSymbolicLink(dir, images);
+
+            try (FileChannel ch = RegularFiles.openForReading(dir.resolve("pstree.img"))) {
+                assertEquals("criu's", read(ch));
+            }
+            try (FileChannel ch = ImageFiles.openForReading(dir, "cuda-plugin-7.img")) {
+                assertEquals("record", read(ch));
+            }
+            assertEquals(List.of("cuda-plugin-7.img", "pstree.img"), ImageFiles.list(dir));
+            assertTrue(ImageFiles.exists(dir, "pstree.img"));
+            assertFalse(ImageFiles.exists(dir, "core-1.img"), "a file where the path leads now");
+            assertThrows(java.nio.file.NoSuchFileException.class, () -> ImageFiles.openForReading(dir, "core-1.img"));
+            assertEquals(List.of("cuda-plugin-7.img", "pstree.img"), ImageFiles.list(moved));
+        } finally {
+            Syscalls.libc().close(fd);
+        }
+    }
+
+    @Test
+    void aSymlinkCountsAsThereAndIsNotReadThrough() throws Exception {
+        Path target = Files.writeString(elsewhere.resolve("secret"), "not yours");
+        Files.createSymbolicLink(images.resolve("cuda-plugin-inherited.img"), target);
+        assertTrue(ImageFiles.exists(images, "cuda-plugin-inherited.img"));
+        assertEquals("is a symbolic link, not a regular file", assertThrows(RegularFiles.NotRegularFileException.class,
+                () -> ImageFiles.openForReading(images, "cuda-plugin-inherited.img")).getMessage());
+        assertThrows(java.nio.file.NoSuchFileException.class,
+                () -> ImageFiles.openForReading(images.resolve("no-such-dir"), "pstree.img"));
+        assertThrows(IllegalArgumentException.class, () -> ImageFiles.openForReading(images, "../secret"));
+    }
+
+    private static String read(FileChannel ch) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate((int) ch.size());
+        while (b.hasRemaining() && ch.read(b) >= 0) {
+            // reads the whole file
+        }
+        return new String(b.array(), java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    @Test
     void permissionsAreCopiedFromARegularFileOnlyAndNeverSetThroughASymlink() throws Exception {
         Path victim = Files.writeString(elsewhere.resolve("shadow"), "root:x:0:0\n");
         Files.setPosixFilePermissions(victim, PosixFilePermissions.fromString("rw-------"));
