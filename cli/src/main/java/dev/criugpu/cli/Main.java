@@ -17,7 +17,7 @@ public final class Main {
               version            print the version of criu-java-gpu
               doctor             tell, per plugin, whether it would be enabled on this host and why
               inspect DIR [--json]  describe a checkpoint directory
-              check PID          what would stop criu dump of a running process tree (read from /proc)
+              check [--verbose] PID  what would stop criu dump of a running process tree (read from /proc)
               cuda ARGS          the cuda-checkpoint twin (criu-gpu cuda --help)
             """;
 

@@ -19,6 +19,19 @@ final class Findings {
         lines.add(new Finding(kind, topic, text));
     }
 
+    /**
+     * One thing ({@code items} of one) as a line of its own, {@code prefix + item}; several as one line,
+     * {@code prefix + group}, that keeps them as its items.
+     */
+    void addGrouped(Kind kind, String topic, String prefix, List<String> items, String group) {
+        if (items.isEmpty()) return;
+        if (items.size() == 1) {
+            add(kind, topic, prefix + items.getFirst());
+        } else {
+            lines.add(new Finding(kind, topic, prefix + group, items));
+        }
+    }
+
     void dumpOption(String option, String value) {
         dumpOptions.put(option, value);
     }

@@ -6,6 +6,7 @@ import dev.criugpu.cli.check.ProcFs.Mapping;
 import dev.criugpu.cli.check.ProcFs.Task;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -44,6 +45,7 @@ final class GhostFileCheck implements Check {
         FileStat stat;
         final Set<String> openBy = new LinkedHashSet<>();
         final Set<Integer> mappedBy = new TreeSet<>();
+        final Set<Integer> pids = new TreeSet<>();
 
         HeldFile(String path, boolean deleted) {
             this.path = path;
@@ -73,29 +75,35 @@ final class GhostFileCheck implements Check {
         List<HeldFile> small = new ArrayList<>();
         List<HeldFile> over = new ArrayList<>();
         List<HeldFile> present = new ArrayList<>();
+        List<HeldFile> unknown = new ArrayList<>();
         for (HeldFile f : held(tree)) {
             if (!f.deleted) {
                 present.add(f);
             } else if (f.stat == null) {
-                out.add(Kind.NOTE, "ghost", "deleted file " + f.path + " (" + f.holders() + "): its size is unknown "
-                        + "(stat refused: run as root); criu copies a deleted file into the images only up to "
-                        + "--ghost-limit (default 1 MiB)");
+                unknown.add(f);
             } else if (f.stat.allocated() > CRIU_DEFAULT_GHOST_LIMIT) {
                 over.add(f);
             } else {
                 small.add(f);
             }
         }
+        String unknownWhy = "(stat refused: run as root); criu copies a deleted file into the images only up to "
+                + "--ghost-limit (default 1 MiB)";
+        out.addGrouped(Kind.NOTE, "ghost", "", unknown.stream().map(f -> "deleted file " + f.path + " (" + f.holders()
+                + "): its size is unknown " + unknownWhy).toList(), unknown.size() + " deleted files (held by "
+                + pids(holderPids(unknown)) + "): their sizes are unknown " + unknownWhy);
         if (!over.isEmpty()) {
-            long largest = over.stream().mapToLong(f -> f.stat.allocated()).max().orElseThrow();
-            String limit = ((largest + MIB - 1) / MIB) + "M";
+            HeldFile largest = over.stream().max(Comparator.comparingLong(f -> f.stat.allocated())).orElseThrow();
+            String limit = ((largest.stat.allocated() + MIB - 1) / MIB) + "M";
             out.dumpOption("--ghost-limit", limit);
-            for (HeldFile f : over) {
-                out.add(Kind.NEEDS, "ghost", "--ghost-limit " + limit + ": deleted file " + f.path + " ("
-                        + f.holders() + ") holds " + mib(f.stat.allocated()) + ", over criu's default ghost limit of "
-                        + "1 MiB (criu copies deleted files into the images" + (inShm(f.path) ? "; NCCL leaves such "
-                        + "files in /dev/shm)" : ")"));
-            }
+            boolean shm = over.stream().anyMatch(f -> inShm(f.path));
+            String why = "over criu's default ghost limit of 1 MiB (criu copies deleted files into the images"
+                    + (shm ? "; NCCL leaves such files in /dev/shm)" : ")");
+            out.addGrouped(Kind.NEEDS, "ghost", "--ghost-limit " + limit + ": ", over.stream().map(f -> "deleted file "
+                    + f.path + " (" + f.holders() + ") holds " + mib(f.stat.allocated()) + ", " + (over.size() == 1
+                    ? why : "over criu's default ghost limit of 1 MiB")).toList(), over.size() + " deleted files (held "
+                    + "by " + pids(holderPids(over)) + ") hold " + mib(over.stream().mapToLong(f -> f.stat.allocated())
+                    .sum()) + " in all, the largest " + largest.path + " " + mib(largest.stat.allocated()) + ", " + why);
         }
         if (!small.isEmpty()) {
             out.add(Kind.NOTE, "ghost", plural(small.size(), "deleted file") + " within criu's default ghost limit ("
@@ -112,6 +120,12 @@ final class GhostFileCheck implements Check {
         }
     }
 
+    private static Set<Integer> holderPids(List<HeldFile> files) {
+        Set<Integer> all = new TreeSet<>();
+        files.forEach(f -> all.addAll(f.pids));
+        return all;
+    }
+
     /** The candidate files of the tree's fds and mappings, in the order first seen. */
     private static Iterable<HeldFile> held(JobTree tree) {
         Map<String, HeldFile> files = new LinkedHashMap<>();
@@ -126,6 +140,7 @@ final class GhostFileCheck implements Check {
                 HeldFile f = files.computeIfAbsent(key, k -> new HeldFile(strip(link), deleted));
                 if (f.stat == null) f.stat = st.orElse(null);
                 f.openBy.add("pid " + t.pid() + " fd " + fd.getKey());
+                f.pids.add(t.pid());
             }
             for (Mapping m : t.maps()) {
                 String path = m.path();
@@ -141,6 +156,7 @@ final class GhostFileCheck implements Check {
                     files.put(key, f);
                 }
                 f.mappedBy.add(t.pid());
+                f.pids.add(t.pid());
             }
         }
         return files.values();

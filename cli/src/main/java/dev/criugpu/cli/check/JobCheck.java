@@ -2,6 +2,7 @@ package dev.criugpu.cli.check;
 
 import dev.criugpu.cli.check.ProcFs.Task;
 
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 
@@ -26,8 +27,19 @@ public final class JobCheck {
         }
     }
 
-    /** One line of the report; {@code topic} says which check wrote it (io_uring, ghost, tcp, nvidia, nccl, ...). */
-    public record Finding(Kind kind, String topic, String text) {
+    /**
+     * One line of the report; {@code topic} says which check wrote it (io_uring, ghost, tcp, nvidia, nccl, ...).
+     * A line that counts several like things has them in {@code items}, one each (what {@code --verbose} lists).
+     */
+    public record Finding(Kind kind, String topic, String text, List<String> items) {
+        public Finding {
+            items = List.copyOf(items);
+        }
+
+        public Finding(Kind kind, String topic, String text) {
+            this(kind, topic, text, List.of());
+        }
+
         @Override
         public String toString() {
             return kind.prefix + ": " + text;
@@ -43,10 +55,15 @@ public final class JobCheck {
 
     /**
      * Checks the tree rooted at {@code rootPid} (a process: pass a thread's tgid); {@code pathEnv} is the PATH where
-     * criu would look for iptables-restore.
+     * criu would look for iptables-restore (and where criu itself is looked for).
      */
     public static JobCheck run(ProcFs proc, int rootPid, String pathEnv) {
-        JobCheck c = new JobCheck(new JobTree(proc, rootPid, pathEnv));
+        return run(proc, Path.of("/"), rootPid, pathEnv);
+    }
+
+    /** As {@link #run(ProcFs, int, String)}, with /sys, /lib/modules and /boot looked for under {@code host}. */
+    public static JobCheck run(ProcFs proc, Path host, int rootPid, String pathEnv) {
+        JobCheck c = new JobCheck(new JobTree(proc, host, rootPid, pathEnv));
         for (Check check : CHECKS) check.run(c.tree, c.found);
         return c;
     }

@@ -2,6 +2,7 @@ package dev.criugpu.cli.check;
 
 import dev.criugpu.cli.check.ProcFs.Task;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -11,13 +12,16 @@ import java.util.Map;
 final class JobTree {
     final ProcFs proc;
     final int rootPid;
-    /** The PATH where criu would look for iptables-restore. */
+    /** The PATH where criu would look for iptables-restore, and where check looks for criu. */
     final String pathEnv;
+    /** Where /sys, /lib/modules and /boot are looked for: "/" but in tests. */
+    final Path host;
     final List<Task> tasks;
     private final Map<Integer, Task> byPid = new LinkedHashMap<>();
 
-    JobTree(ProcFs proc, int rootPid, String pathEnv) {
+    JobTree(ProcFs proc, Path host, int rootPid, String pathEnv) {
         this.proc = proc;
+        this.host = host;
         this.rootPid = rootPid;
         this.pathEnv = pathEnv;
         List<Task> read = new ArrayList<>();

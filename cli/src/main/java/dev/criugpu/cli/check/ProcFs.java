@@ -202,10 +202,34 @@ public class ProcFs {
 
     /** Whether an executable named {@code name} is in one of the folders of {@code path} (a PATH value). */
     public boolean onPath(String path, String name) {
+        return findOnPath(path, name).isPresent();
+    }
+
+    /** The first executable named {@code name} in the folders of {@code path} (a PATH value), as the shell finds it. */
+    public Optional<Path> findOnPath(String path, String name) {
         for (String dir : path.split(":")) {
-            if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, name))) return true;
+            if (dir.isEmpty()) continue;
+            Path p = Path.of(dir, name);
+            if (Files.isRegularFile(p) && Files.isExecutable(p)) return Optional.of(p);
         }
-        return false;
+        return Optional.empty();
+    }
+
+    /** The names (comm) of the threads of process {@code pid}, as /proc/PID/task/TID/comm gives them; empty when gone. */
+    public List<String> threadNames(int pid) {
+        List<String> names = new ArrayList<>();
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(root.resolve(pid + "/task"))) {
+            for (Path t : ds) {
+                try {
+                    names.add(Files.readString(t.resolve("comm")).strip());
+                } catch (IOException e) {
+                    // the thread ended meanwhile
+                }
+            }
+        } catch (IOException e) {
+            // gone or unreadable
+        }
+        return names;
     }
 
     /**

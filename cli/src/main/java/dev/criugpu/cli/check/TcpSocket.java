@@ -55,6 +55,10 @@ public record TcpSocket(String local, String remote, int state, long rxQueue, lo
     }
 
     String stateName() {
+        return stateName(state);
+    }
+
+    static String stateName(int state) {
         return switch (state) {
             case 0x01 -> "established";
             case 0x02 -> "SYN_SENT";
@@ -69,6 +73,11 @@ public record TcpSocket(String local, String remote, int state, long rxQueue, lo
             case 0x0B -> "CLOSING";
             default -> "state " + state;
         };
+    }
+
+    /** The port of the local end. */
+    int localPort() {
+        return Integer.parseInt(local.substring(local.lastIndexOf(':') + 1));
     }
 
     /** Whether both ends are loopback addresses. */

@@ -147,9 +147,18 @@ class CheckCommandTest {
         assertEquals(1, r.status(), r.out().toString());
         assertTrue(r.out().getFirst().endsWith(s.pid() + " check-target, " + child + " check-target (child of "
                 + s.pid() + ")"), r.out().getFirst());
-        List<String> tcp = r.starting("needs: --tcp-established:");
-        assertEquals(2, tcp.size(), r.out().toString());
-        Pattern conn = Pattern.compile("needs: --tcp-established: pid (\\d+) \\(check-target: \\S+ tcp\\) fd (\\d+): "
+        assertEquals(List.of("needs: --tcp-established: 2 connected TCP sockets in 2 processes (all peers in the "
+                + "tree)"), r.starting("needs: --tcp-established:"), r.out().toString());
+        assertEquals(0, r.out().stream().filter(l -> l.contains(": TCP ")).count(), r.out().toString());
+        assertEquals(List.of("note: lines that count several sockets or files: criu-gpu check --verbose " + s.pid()
+                + " lists them one a line"), r.starting("note: lines that count"));
+
+        Result verbose = check(Path.of(bin.toString(), "no-such-dir") + ":" + bin, "--verbose", Long.toString(s.pid()));
+        int at = verbose.out().indexOf("needs: --tcp-established: 2 connected TCP sockets in 2 processes (all peers in "
+                + "the tree)");
+        assertTrue(at > 0, verbose.out().toString());
+        List<String> tcp = verbose.out().subList(at + 1, at + 3);
+        Pattern conn = Pattern.compile("    pid (\\d+) \\(check-target: \\S+ tcp\\) fd (\\d+): "
                 + "TCP 127\\.0\\.0\\.1:(\\d+) -> 127\\.0\\.0\\.1:(\\d+) established \\(peer in the tree: pid (\\d+) "
                 + "fd (\\d+)\\)");
         var server = conn.matcher(tcp.get(0));
@@ -164,10 +173,12 @@ class CheckCommandTest {
         assertEquals(client.group(2), server.group(6));
         assertEquals(server.group(1), client.group(5));
         // the listening socket is no finding of its own
-        assertEquals(2, r.out().stream().filter(l -> l.contains(": TCP ")).count(), r.out().toString());
+        assertEquals(2, verbose.out().stream().filter(l -> l.contains(": TCP ")).count(), verbose.out().toString());
+        assertEquals(List.of(), verbose.starting("note: lines that count"));
+        assertEquals(r.summary(), verbose.summary());
         assertTrue(r.starting("needs: --network-lock skip: iptables-restore is not on this host's PATH").size() == 1,
                 r.out().toString());
-        assertEquals("summary: 0 problems (no criu option avoids them), 3 needs (criu options); a plain criu dump would "
+        assertEquals("summary: 0 problems (no criu option avoids them), 2 needs (criu options); a plain criu dump would "
                 + "fail; options: criu dump -t " + s.pid() + " --tcp-established --network-lock skip, criu restore "
                 + "--tcp-established --network-lock skip", r.summary());
 
@@ -178,6 +189,26 @@ class CheckCommandTest {
         assertEquals(List.of(), withIptables.starting("needs: --network-lock"));
         assertTrue(withIptables.summary().endsWith("--tcp-established, criu restore --tcp-established"),
                 withIptables.summary());
+    }
+
+    @Test
+    void connectionsTheTreeClosedOnItsListeningPortAreCountedInTimeWait() throws Exception {
+        Started s = start("timewait", "3");
+        assertTrue(s.line().startsWith("port "), s.line());
+        String port = s.line().substring(5);
+        Result r = check(s.pid());
+        assertEquals(0, r.status(), r.out().toString());
+        assertEquals(List.of("note: 3 connection(s) in TIME_WAIT on port " + port + ", which the tree listens on: a "
+                + "restore on this host before they expire (≤ 60 s) fails with \"Address already in use\""),
+                r.starting("note: 3 connection(s)"), r.out().toString());
+        assertEquals("summary: nothing seen that would stop criu dump -t " + s.pid() + "; no criu option needed",
+                r.summary());
+    }
+
+    @Test
+    void elfNeededReadsTheLibrariesOfARealExecutable() {
+        assertTrue(ElfNeeded.of(target).orElseThrow().contains("libc.so.6"), ElfNeeded.of(target).toString());
+        assertEquals(java.util.Optional.empty(), ElfNeeded.of(bin.resolve("check-target.c")));
     }
 
     @Test
@@ -194,8 +225,10 @@ class CheckCommandTest {
         assertEquals(1, problems.size(), r.out().toString());
         assertTrue(Pattern.matches("problem: pid " + s.pid() + " \\(check-target: \\S+ uring\\) fd \\d+: io_uring "
                 + "\\(anon_inode:\\[io_uring\\]\\): criu 4\\.2\\.1 cannot dump it \\(\"Unknown shit 600 "
-                + "\\(anon_inode:\\[io_uring\\]\\)\"\\); torchrun's elastic agent holds one \\(libuv\\); ranks started "
-                + "by a plain launcher hold none", problems.getFirst()), problems.getFirst());
+                + "\\(anon_inode:\\[io_uring\\]\\)\"\\); neither torch's TCPStore server on libuv \\(thread "
+                + "pt_tcpstore_uv, rid of it by USE_LIBUV=0\\) nor torchrun's elastic agent \\(thread pt_elastic\\) "
+                + "runs in this process: the program or one of its libraries made it", problems.getFirst()),
+                problems.getFirst());
         assertTrue(r.summary().startsWith("summary: 1 problem (no criu option avoids it), 0 needs"), r.summary());
     }
 
@@ -218,7 +251,9 @@ class CheckCommandTest {
     void usageAndMissingProcessesExitWithTwoAndOneLine() throws Exception {
         Result none = check(System.getenv("PATH"));
         assertEquals(2, none.status());
-        assertEquals("usage: criu-gpu check PID\n", none.err());
+        assertEquals("usage: criu-gpu check [--verbose] PID\n", none.err());
+        assertEquals(2, check(System.getenv("PATH"), "--verbose").status());
+        assertEquals(2, check(System.getenv("PATH"), "--verbose", "1", "2").status());
         Result word = check(System.getenv("PATH"), "abc");
         assertEquals(2, word.status());
         assertTrue(word.err().startsWith("criu-gpu check: 'abc' is not a process id\n"), word.err());

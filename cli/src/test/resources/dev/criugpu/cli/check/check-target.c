@@ -6,6 +6,8 @@
  *   check-target ghost DELETED_PATH MIB KEPT_PATH KEPT_MIB  a deleted file of MIB MiB, open and mapped; a kept one mapped
  *   check-target tcp                                        a loopback connection between it and a child it forks
  *   check-target uring                                      an io_uring (io_uring_setup, syscall 425)
+ *   check-target timewait N                                 a loopback listener; N connections to it accepted and
+ *                                                           closed on the accepted side first (TIME_WAIT on its port)
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -82,6 +84,30 @@ int main(int argc, char **argv)
 		}
 		if (accept(l, NULL, NULL) < 0)
 			return die("accept");
+	} else if (!strcmp(mode, "timewait")) {
+		struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		socklen_t len = sizeof(addr);
+		int l = socket(AF_INET, SOCK_STREAM, 0);
+		if (l < 0 || bind(l, (struct sockaddr *)&addr, len) || listen(l, 8) ||
+		    getsockname(l, (struct sockaddr *)&addr, &len))
+			return die("listen");
+		for (long i = 0; i < (argc > 2 ? atol(argv[2]) : 1); i++) {
+			char b;
+			int c = socket(AF_INET, SOCK_STREAM, 0);
+			if (c < 0 || connect(c, (struct sockaddr *)&addr, len))
+				return die("connect");
+			int a = accept(l, NULL, NULL);
+			if (a < 0)
+				return die("accept");
+			close(a); /* the accepted side closes first: it is the one left in TIME_WAIT */
+			if (read(c, &b, 1) != 0)
+				return die("read EOF");
+			close(c);
+		}
+		printf("port %d\n", ntohs(addr.sin_port));
+		fflush(stdout);
+		wait_for_eof();
+		return 0;
 	} else if (!strcmp(mode, "uring")) {
 		static char params[120]; /* struct io_uring_params, zeroed */
 		long fd = syscall(425, 4, params);
