@@ -26,13 +26,18 @@ def parse_args():
     return p.parse_args()
 
 
+def say(line):
+    """One write(2) per line: the ranks share the launcher's output file, and print() may split a line in two."""
+    os.write(1, (line + "\n").encode())
+
+
 def launch(args):
     env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(args.port), WORLD_SIZE=str(args.ranks))
     ranks = []
     for r in range(args.ranks):
         e = dict(env, RANK=str(r), LOCAL_RANK=str(r))
         ranks.append(subprocess.Popen([sys.executable, os.path.abspath(__file__)] + sys.argv[1:], env=e))
-    print(f"launcher pid={os.getpid()} ranks={[p.pid for p in ranks]}", flush=True)
+    say(f"launcher pid={os.getpid()} ranks={[p.pid for p in ranks]}")
     return max(p.wait() for p in ranks)
 
 
@@ -60,7 +65,7 @@ def rank_main(args):
     gen = torch.Generator(device=dev)
     gen.manual_seed(99 + rank)
     teacher = torch.randn(512, 10, device=dev, generator=torch.Generator(device=dev).manual_seed(7))
-    print(f"[rank {rank}] ready pid={os.getpid()} device={local} torch={torch.__version__}", flush=True)
+    say(f"[rank {rank}] ready pid={os.getpid()} device={local} torch={torch.__version__}")
     for step in range(args.steps):
         x = torch.randn(1024, 512, device=dev, generator=gen)
         y = (x @ teacher).argmax(dim=1)
@@ -68,9 +73,9 @@ def rank_main(args):
         loss = loss_fn(ddp(x), y)
         loss.backward()
         opt.step()
-        print(f"[rank {rank}] step {step} loss {loss.item().hex()}", flush=True)
+        say(f"[rank {rank}] step {step} loss {loss.item().hex()}")
     ok = bool(torch.equal(extra, torch.arange(n, device=dev, dtype=torch.int32) * 7 + rank))
-    print(f"[rank {rank}] done steps={args.steps} extra={'ok' if ok else 'bad'}", flush=True)
+    say(f"[rank {rank}] done steps={args.steps} extra={'ok' if ok else 'bad'}")
     dist.destroy_process_group()
     return 0 if ok else 1
 

@@ -229,6 +229,8 @@ public final class CudaPlugin implements CriuPlugin {
                 restore = null;
                 throw new CriuException(Errno.ENODEV, "CUDA restore refused, nothing was restored: " + why);
             });
+            // before criu forks the first task (the probe runs here, in a copy of criu, before that fork)
+            ListenPorts.free(dir);
             if (services.restoreCheckOnly()) restore = null; // the probe's verdict is all it gives
             return 0;
         } catch (ImageException e) {

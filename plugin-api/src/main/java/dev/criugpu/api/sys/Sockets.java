@@ -35,6 +35,8 @@ public final class Sockets {
 
     private static final int AF_UNIX = 1;
     private static final int SOCK_STREAM = 1;
+    private static final int AF_NETLINK = 16;
+    private static final int SOCK_RAW = 3;
     private static final int SOCK_CLOEXEC = 0x80000;
     private static final int SOL_SOCKET = 1;
     private static final int SCM_RIGHTS = 1;
@@ -55,6 +57,7 @@ public final class Sockets {
     /** glibc's posix_spawn_file_actions_t and posix_spawnattr_t are 80 and 336 bytes; room to spare. */
     private static final long SPAWN_STRUCT = 1024;
 
+    private static final Downcall SOCKET = bind("socket", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
     private static final Downcall SOCKETPAIR = bind("socketpair", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS));
     private static final Downcall SENDMSG = bind("sendmsg", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT));
     private static final Downcall RECVMSG = bind("recvmsg", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT));
@@ -104,6 +107,20 @@ public final class Sockets {
             throw e;
         } catch (Throwable t) {
             throw broken("socketpair", t);
+        }
+    }
+
+    /** A close-on-exec netlink socket of {@code protocol} (NETLINK_SOCK_DIAG, ...): write(2) sends to the kernel. */
+    public static int netlink(int protocol) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(CALL_STATE);
+            int fd = (int) SOCKET.handle().invokeExact(state, AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol);
+            if (fd < 0) throw failure("socket(AF_NETLINK, " + protocol + ")", errno(state));
+            return fd;
+        } catch (SyscallException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw broken("socket", t);
         }
     }
 

@@ -1,0 +1,139 @@
+# Multi-rank NCCL job cases (issues 31 A and 32), sourced by run-multi-rank.sh after lib.sh.
+# The job is ddp_train.py: a plain launcher and RANKS ranks, back-to-back steps, EXTRA_MIB of device memory each.
+
+# Socket transport: the settings measured to dump and restore. USE_LIBUV=0 keeps rank 0's TCPStore server off
+# libuv, whose io_uring criu 4.2.1 cannot dump.
+SOCKET_ENV=(NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 NCCL_SOCKET_IFNAME=lo NCCL_NVLS_ENABLE=0 USE_LIBUV=0)
+# NCCL's defaults otherwise (P2P over NVLink): what issue 31 A froze.
+DEFAULTS_ENV=(NCCL_IB_DISABLE=1 NCCL_SOCKET_IFNAME=lo NCCL_NVLS_ENABLE=0 USE_LIBUV=0)
+JOB_CRIU_OPTS=(--tcp-established --ghost-limit 512M --network-lock nftables)
+
+# ddp_start NAME PORT STEPS ENV...: the job in its own session; sets JOB (the launcher) and JOBLOG
+ddp_start() {
+    local name="$1" port="$2" steps="$3"
+    shift 3
+    JOBLOG="$LOGS/$name.job"
+    : >"$JOBLOG"
+    start_detached "$JOBLOG" env "$@" python3 "$GPU_DIR/ddp_train.py" --ranks "$RANKS" --steps "$steps" \
+        --extra-mib "$EXTRA_MIB" --port "$port"
+    JOB=$STARTED_PID
+}
+
+# steps_of LOG RANK: how many steps RANK printed
+steps_of() { grep -c "^\[rank $2\] step " "$1"; }
+
+# ranks_step LOG N TIMEOUT: until every rank printed step N
+ranks_step() {
+    local r
+    for ((r = 0; r < RANKS; r++)); do wait_for "$1" "^\[rank $r\] step $2 " "$3" || return 1; done
+}
+
+# ranks_advance LOG TIMEOUT: until every rank printed 5 more steps than now
+ranks_advance() {
+    local r n
+    for ((r = 0; r < RANKS; r++)); do
+        n=$(steps_of "$1" "$r")
+        wait_for "$1" "^\[rank $r\] step " "$2" $((n + 5)) || return 1
+    done
+}
+
+# rank_pids ROOT: the ranks (children of the launcher)
+rank_pids() { cat /proc/"$1"/task/*/children 2>/dev/null; }
+
+# losses LOG: "rank step loss" lines, sorted, for comparison with the reference run
+losses() { sed -n 's/^\[rank \([0-9]*\)\] step \([0-9]*\) loss \(.*\)$/\1 \2 \3/p' "$1" | sort -k1,1n -k2,2n -u; }
+
+# listen_timewait IMG_LOG: for each TCP_LISTEN port criu dumped, the TIME_WAIT entries on it now (/proc/net/tcp*)
+listen_timewait() {
+    local port hex n
+    for port in $(sed -n 's/.*Collected:.*port *\([0-9]*\) state TCP_LISTEN.*/\1/p' "$1" | sort -u); do
+        hex=$(printf '%04X' "$port")
+        n=$(awk -v p=":$hex" '$2 ~ p"$" && $4 == "06"' /proc/net/tcp /proc/net/tcp6 | wc -l)
+        ((n)) && printf 'port %s: %s TIME_WAIT; ' "$port" "$n"
+    done
+}
+
+# case_defaults_refused NAME: the job on NCCL's defaults; criu dump -R is refused before any lock, the ranks train on
+case_defaults_refused() {
+    local name="$1" r pid st
+    ddp_start "$name" 29611 100000000 "${DEFAULTS_ENV[@]}"
+    ranks_step "$JOBLOG" 20 240 || { fail "$name" "the job never reached step 20: $(tail -n2 "$JOBLOG" | tr '\n' ' ')"; return; }
+    if criu_cmd "$name" dump "$IMG_ROOT/$name" -t "$JOB" -R --lib "$PLUGIN_DIR" "${JOB_CRIU_OPTS[@]}"; then
+        fail "$name" "criu dump succeeded on NCCL's default transports"
+    elif ! grep -q "NCCL_P2P_DISABLE=1 is not set in their environment" "$LOGS/$name.dump.log"; then
+        fail "$name" "the dump failed without naming the setting: $(grep -E 'Error' "$LOGS/$name.dump.log" | grep -v RLIMIT | head -n1)"
+    elif grep -qE 'CUDA job locked|CUDA locked in|lock attempt' "$LOGS/$name.dump.log"; then
+        fail "$name" "a lock was taken before the refusal"
+    elif ! ranks_advance "$JOBLOG" 3; then
+        fail "$name" "the ranks did not step on within 3 s after the refused dump"
+    else
+        for pid in $(rank_pids "$JOB"); do
+            st=$(state_of "$name" "$pid")
+            [[ "$st" == RUNNING ]] || { fail "$name" "pid $pid is $st after the refused dump"; kill_job; return; }
+        done
+        pass "$name"
+        note "INFO $name: $(grep -m1 -o 'NCCL ranks .*transport' "$LOGS/$name.dump.log") (refused in ${CRIU_SECS}s)"
+    fi
+    kill_job
+}
+
+kill_job() {
+    kill -KILL $(tree_pids "$JOB") 2>/dev/null
+    wait_gone 30 $(tree_pids "$JOB") 2>/dev/null
+}
+
+# case_socket_rounds NAME: the socket-transport job with a reference run beside it; dump -R at DUMPS random moments,
+# then dump and restore right after; the job's losses equal the reference's bit for bit
+case_socket_rounds() {
+    local name="$1" steps="${DDP_STEPS:-4000}" i ok=1 ref reflog t0 tw try
+    ddp_start "$name-reference" 29621 "$steps" "${SOCKET_ENV[@]}"
+    ref=$JOB; reflog=$JOBLOG
+    ddp_start "$name" 29631 "$steps" "${SOCKET_ENV[@]}"
+    ranks_step "$JOBLOG" 20 240 || { fail "$name" "the job never reached step 20: $(tail -n2 "$JOBLOG" | tr '\n' ' ')"; kill_job; return; }
+    for ((i = 1; i <= DUMPS; i++)); do
+        sleep "$(awk -v s="$RANDOM" 'BEGIN { srand(s); printf "%.2f", 0.5 + rand() * 3 }')"   # a random moment
+        if ! criu_cmd "$name-R$i" dump "$IMG_ROOT/$name-R$i" -t "$JOB" -R --lib "$PLUGIN_DIR" "${JOB_CRIU_OPTS[@]}"; then
+            fail "$name" "dump -R $i failed: $(grep -E 'Error' "$LOGS/$name-R$i.dump.log" | grep -v RLIMIT | head -n1)"; ok=0; break
+        fi
+        note "INFO $name: dump -R $i in ${CRIU_SECS}s ($(grep -m1 -o 'CUDA job locked: .*' "$LOGS/$name-R$i.dump.log"))"
+        rm -rf "$IMG_ROOT/$name-R$i"
+        ranks_advance "$JOBLOG" 30 || { fail "$name" "no steps after dump -R $i"; ok=0; break; }
+    done
+    if ((ok)); then
+        mapfile -t TREE_PIDS < <(tree_pids "$JOB")
+        if ! criu_cmd "$name-final" dump "$IMG_ROOT/$name" -t "$JOB" --lib "$PLUGIN_DIR" "${JOB_CRIU_OPTS[@]}"; then
+            fail "$name" "the final dump failed: $(grep -E 'Error' "$LOGS/$name-final.dump.log" | grep -v RLIMIT | head -n1)"; ok=0
+        fi
+    fi
+    if ((ok)); then
+        note "INFO $name: final dump in ${CRIU_SECS}s; on its listen ports now: $(listen_timewait "$LOGS/$name-final.dump.log")"
+        wait_gone 30 "${TREE_PIDS[@]}" || note "INFO $name: dumped pids not gone in 30 s"
+        t0=$(now_s)
+        for try in 1 2 3 4 5 6 7 8; do
+            criu_cmd "$name-try$try" restore "$IMG_ROOT/$name" -d --lib "$PLUGIN_DIR" "${JOB_CRIU_OPTS[@]}" && break
+            note "INFO $name: restore try $try at $(elapsed "$t0")s failed: $(grep -E 'Error' "$LOGS/$name-try$try.restore.log" | grep -v RLIMIT | head -n1); TIME_WAIT on listen ports: $(listen_timewait "$LOGS/$name-final.dump.log")"
+            sleep 10
+        done
+        if ((try > 1)); then
+            fail "$name-restore-right-after" "the restore right after the dump failed; try $try worked at $(elapsed "$t0")s"
+        else
+            pass "$name-restore-right-after"
+        fi
+        ranks_advance "$JOBLOG" 60 || { fail "$name" "no steps after the restore"; ok=0; }
+    fi
+    if ((ok)); then
+        local r
+        for ((r = 0; r < RANKS; r++)); do
+            wait_for "$JOBLOG" "^\[rank $r\] done " 600 || { fail "$name" "rank $r did not finish"; ok=0; }
+            wait_for "$reflog" "^\[rank $r\] done " 600 || { fail "$name" "the reference's rank $r did not finish"; ok=0; }
+        done
+        grep -q 'extra=bad' "$JOBLOG" && { fail "$name" "device memory differs after the restore"; ok=0; }
+        if ((ok)) && cmp -s <(losses "$JOBLOG") <(losses "$reflog") && [[ $(losses "$JOBLOG" | wc -l) -eq $((steps * RANKS)) ]]; then
+            pass "$name"
+        elif ((ok)); then
+            fail "$name" "losses differ from the reference run ($(diff <(losses "$JOBLOG") <(losses "$reflog") | head -n 2 | tr '\n' ' '))"
+        fi
+    fi
+    kill_job
+    JOB=$ref; kill_job
+}

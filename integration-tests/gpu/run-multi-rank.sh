@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Multi-rank NCCL job checks (issues 31 A, 32) on a host with 2+ GPUs, real criu 4.2.1 from the bundle. One
+# "PASS <name>" / "FAIL <name>: <reason>" line per case; exit status non-zero if any failed. Logs packed into
+# OUT_DIR/logs.tar.gz; OUT_DIR/summary.txt holds PASS/FAIL/INFO/TIME lines.
+#
+# usage (repo root, on the GPU host): bash integration-tests/gpu/run-multi-rank.sh BUNDLE_DIR OUT_DIR
+# Env: RANK_CASES "defaults-refused socket-rounds" (a subset, in that order)
+#      RANKS       ranks of the job (default: every GPU), EXTRA_MIB device memory per rank (default 2048)
+#      DUMPS       dump -R rounds at random moments before the final dump (default 3), DDP_STEPS (default 4000)
+set -uo pipefail
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"   # sets GPU_DIR
+start_host_script "$@"
+source "$GPU_DIR/cases_ddp.sh"
+T_START=$(now_s)
+
+finish() {
+    note "TIME total $(elapsed "$T_START")s"
+    pkill -KILL -f ddp_train.py
+    pack_logs
+    rm -rf "$IMG_ROOT"
+    exit "$FAILED"
+}
+trap 'fail interrupted "stopped by a signal (outer timeout?)"; finish' TERM INT
+
+unpack_bundle "$bundle" || { fail setup "cannot unpack $bundle"; finish; }
+[[ -n "$PLUGIN_DIR" ]] || { fail setup "the bundle has no plugin dir"; finish; }
+build_programs >"$LOGS/build.out" 2>&1 || { fail setup "building the test programs failed (build.out)"; finish; }
+NGPU=$(nvidia-smi -L | wc -l)
+RANKS="${RANKS:-$NGPU}"
+EXTRA_MIB="${EXTRA_MIB:-2048}"
+DUMPS="${DUMPS:-3}"
+((NGPU >= 2 && RANKS <= NGPU)) || { fail setup "$NGPU GPU(s) for $RANKS ranks"; finish; }
+note "SETUP criu $("$CRIU" --version | awk '/Version/ {print $2}'), $RANKS ranks on $NGPU GPU(s): $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sort -u | paste -sd';'), $(python3 -c 'import torch; print("torch", torch.__version__, "nccl", torch.cuda.nccl.version())' 2>&1)"
+
+for c in ${RANK_CASES:-defaults-refused socket-rounds}; do
+    case "$c" in
+        defaults-refused) case_defaults_refused "ddp$RANKS-nccl-defaults-refused" ;;
+        socket-rounds) case_socket_rounds "ddp$RANKS-socket" ;;
+        *) fail "$c" "unknown case (RANK_CASES)" ;;
+    esac
+done
+finish
