@@ -37,8 +37,8 @@ ranks_advance() {
     done
 }
 
-# rank_pids ROOT: the ranks (children of the launcher)
-rank_pids() { cat /proc/"$1"/task/*/children 2>/dev/null; }
+# rank_pids ROOT: the ranks (children of the launcher), one a line
+rank_pids() { cat /proc/"$1"/task/*/children 2>/dev/null | tr ' ' '\n' | grep .; }
 
 # losses LOG: "rank step loss" lines, sorted, for comparison with the reference run
 losses() { sed -n 's/^\[rank \([0-9]*\)\] step \([0-9]*\) loss \(.*\)$/\1 \2 \3/p' "$1" | sort -k1,1n -k2,2n -u; }
@@ -108,6 +108,12 @@ case_socket_rounds() {
     if ((ok)); then
         note "INFO $name: final dump in ${CRIU_SECS}s; on its listen ports now: $(listen_timewait "$LOGS/$name-final.dump.log")"
         wait_gone 30 "${TREE_PIDS[@]}" || note "INFO $name: dumped pids not gone in 30 s"
+        local swap="" u0 u1
+        if ((RANKS == 2)); then
+            u0=$(nvidia-smi --query-gpu=uuid --format=csv,noheader -i 0); u1=$(nvidia-smi --query-gpu=uuid --format=csv,noheader -i 1)
+            swap="$u0=$u1,$u1=$u0"
+        fi
+        CRIU_ENV=(${swap:+CRIU_CUDA_DEVICE_MAP=$swap})
         t0=$(now_s)
         for try in 1 2 3 4 5 6 7 8; do
             criu_cmd "$name-try$try" restore "$IMG_ROOT/$name" -d --lib "$PLUGIN_DIR" "${JOB_CRIU_OPTS[@]}" && break
@@ -119,7 +125,15 @@ case_socket_rounds() {
         else
             pass "$name-restore-right-after"
         fi
+        note "INFO $name: $(grep -h -o 'port [0-9]*: removed .*' "$LOGS/$name-try1.restore.log" | sort -u | head -n 3 | tr '\n' ' ')"
+        CRIU_ENV=()
         ranks_advance "$JOBLOG" 60 || { fail "$name" "no steps after the restore"; ok=0; }
+        if [[ -n "$swap" ]] && ((ok)); then
+            local r0 on
+            r0=$(sed -n 's/^\[rank 0\] ready pid=\([0-9]*\) .*/\1/p' "$JOBLOG" | head -n1)
+            on=$(nvidia-smi --query-compute-apps=pid,gpu_uuid --format=csv,noheader | awk -F', ' -v p="$r0" '$1 == p {print $2}')
+            [[ "$on" == "$u1" ]] && pass "$name-swapped-gpus" || fail "$name-swapped-gpus" "rank 0 (pid $r0) runs on '$on', not GPU 1 ($u1)"
+        fi
     fi
     if ((ok)); then
         local r
@@ -136,4 +150,25 @@ case_socket_rounds() {
     fi
     kill_job
     JOB=$ref; kill_job
+}
+
+# case_torchrun_check NAME: a job started with torchrun cannot be dumped by criu 4.2.1 (its elastic agent holds an
+# io_uring); criu-gpu check must say so, naming the agent, and what to use instead
+case_torchrun_check() {
+    local name="$1" rc=0
+    JOBLOG="$LOGS/$name.job"; : >"$JOBLOG"
+    start_detached "$JOBLOG" env "${SOCKET_ENV[@]}" python3 -m torch.distributed.run --nproc-per-node "$RANKS" \
+        --master-port 29641 "$GPU_DIR/ddp_train.py" --steps 100000000 --extra-mib 256
+    JOB=$STARTED_PID
+    ranks_step "$JOBLOG" 20 240 || { fail "$name" "the job never reached step 20: $(tail -n2 "$JOBLOG" | tr '\n' ' ')"; kill_job; return; }
+    "$PLUGIN_DIR/bin/criu-gpu" check "$JOB" >"$LOGS/$name.check" 2>&1 || rc=$?
+    if ((rc == 0)); then
+        fail "$name" "criu-gpu check found nothing in a torchrun job"
+    elif ! grep -E '^problem:.*io_uring' "$LOGS/$name.check" | grep -q -i 'plain launcher'; then
+        fail "$name" "no problem line naming the io_uring and a plain launcher: $(grep -m1 io_uring "$LOGS/$name.check")"
+    else
+        pass "$name"
+        note "INFO $name: $(grep -m1 -E '^problem:.*io_uring' "$LOGS/$name.check" | cut -c1-300)"
+    fi
+    kill_job
 }
