@@ -27,7 +27,7 @@ final class NcclCheck implements Check {
     @Override
     public void run(JobTree tree, Findings out) {
         List<Task> withNccl = tree.nvidiaHolders().stream().filter(t -> ncclLoaded(t)
-                || t.env().keySet().stream().anyMatch(k -> k.startsWith("NCCL_"))).toList();
+                || t.env().keySet().stream().anyMatch(NcclTransports::ncclSetting)).toList();
         List<Task> ranks = withNccl.stream().filter(t -> !forkOfParent(tree, t)).toList();
         List<Integer> forks = withNccl.stream().filter(t -> forkOfParent(tree, t)).map(Task::pid).toList();
         if (ranks.isEmpty()) return;

@@ -23,7 +23,8 @@ import java.util.stream.Stream;
  * /dev/shm file, no mapping of the peer GPU's device file, no extra descriptor — the ranks' environment is the only
  * signal, read at exec ({@code /proc/PID/environ}); a setting the program makes later is not seen, which is what
  * {@code CRIU_CUDA_NCCL_CHECK=0} is for. NCCL is often linked into PyTorch statically (no libnccl in the maps): a rank
- * is known by libnccl in its maps, PyTorch's NCCL threads ({@code pt_nccl_*}) or NCCL_* settings.
+ * is known by libnccl in its maps, PyTorch's NCCL threads ({@code pt_nccl_*}) or NCCL_* settings (NCCL_VERSION
+ * aside). A program with NCCL linked in statically, outside PyTorch and without NCCL_* settings, is not recognised.
  */
 public final class NcclTransports {
     /** The settings with which a multi-process NCCL job was measured to dump and restore on one host. */
@@ -43,7 +44,7 @@ public final class NcclTransports {
         /** Whether it shows any sign of NCCL. */
         public boolean usesNccl() {
             return ncclMapped || threadNames.stream().anyMatch(t -> t.startsWith("pt_nccl"))
-                    || env.keySet().stream().anyMatch(k -> k.startsWith("NCCL_"));
+                    || env.keySet().stream().anyMatch(NcclTransports::ncclSetting);
         }
 
         /** From {@code proc} (normally /proc); a process that is gone or unreadable reads as one without NCCL. */
@@ -91,6 +92,14 @@ public final class NcclTransports {
         List<Rank> ranks = processes.stream().filter(Rank::usesNccl).toList();
         if (ranks.size() < 2) return List.of();
         return ranks.stream().filter(r -> !is(r, "NCCL_NVLS_ENABLE", "0")).map(Rank::pid).toList();
+    }
+
+    /**
+     * Whether an environment variable configures NCCL. NCCL_VERSION does not: NVIDIA's container images set it for
+     * every process (measured on the GPU hosts), NCCL user or not.
+     */
+    public static boolean ncclSetting(String name) {
+        return name.startsWith("NCCL_") && !name.equals("NCCL_VERSION");
     }
 
     private static boolean is(Rank r, String name, String value) {
