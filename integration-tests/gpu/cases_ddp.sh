@@ -172,3 +172,70 @@ case_torchrun_check() {
     fi
     kill_job
 }
+
+# tp_start NAME PORT REQUESTS WAIT_IN PACE_MS: tp_serve.py with RANKS ranks; sets JOB and JOBLOG
+tp_start() {
+    local name="$1" port="$2" requests="$3" wait_in="$4" pace="$5"
+    JOBLOG="$LOGS/$name.job"
+    : >"$JOBLOG"
+    start_detached "$JOBLOG" env "${SOCKET_ENV[@]}" python3 "$GPU_DIR/tp_serve.py" --ranks "$RANKS" \
+        --requests "$requests" --wait-in "$wait_in" --pace-ms "$pace" --port "$port"
+    JOB=$STARTED_PID
+}
+
+answers() { sed -n 's/^\[serve\] answer \([0-9]*\) \(.*\)$/\1 \2/p' "$1" | sort -n -u; }
+
+# case_tp_serving NAME: a tensor-parallel server waiting for requests on the host, dumped with -R mid-serving, then
+# dumped and restored right after; its answers equal a reference server's
+case_tp_serving() {
+    local name="$1" requests=400 ref reflog n ok=1
+    tp_start "$name-reference" 29721 "$requests" host 20
+    ref=$JOB; reflog=$JOBLOG
+    tp_start "$name" 29731 "$requests" host 20
+    wait_for "$JOBLOG" '^\[serve\] answer 20 ' 240 || { fail "$name" "no answer 20: $(tail -n2 "$JOBLOG" | tr '\n' ' ')"; kill_job; JOB=$ref; kill_job; return; }
+    if ! criu_cmd "$name-R" dump "$IMG_ROOT/$name-R" -t "$JOB" -R --lib "$PLUGIN_DIR" "${JOB_CRIU_OPTS[@]}"; then
+        fail "$name" "dump -R failed: $(grep -E 'Error' "$LOGS/$name-R.dump.log" | grep -v RLIMIT | head -n1)"; ok=0
+    fi
+    rm -rf "$IMG_ROOT/$name-R"
+    if ((ok)); then
+        n=$(count_lines "$JOBLOG" '^\[serve\] answer ')
+        wait_for "$JOBLOG" '^\[serve\] answer ' 60 $((n + 10)) || { fail "$name" "no answers after dump -R"; ok=0; }
+    fi
+    if ((ok)); then
+        mapfile -t TREE_PIDS < <(tree_pids "$JOB")
+        if criu_cmd "$name-final" dump "$IMG_ROOT/$name" -t "$JOB" --lib "$PLUGIN_DIR" "${JOB_CRIU_OPTS[@]}" \
+            && wait_gone 30 "${TREE_PIDS[@]}" \
+            && criu_cmd "$name" restore "$IMG_ROOT/$name" -d --lib "$PLUGIN_DIR" "${JOB_CRIU_OPTS[@]}"; then
+            wait_for "$JOBLOG" '^\[rank 0\] done ' 600 && wait_for "$reflog" '^\[rank 0\] done ' 600 || { fail "$name" "the servers did not finish"; ok=0; }
+        else
+            fail "$name" "dump and restore failed: $(grep -h -E 'Error' "$LOGS/$name-final.dump.log" "$LOGS/$name.restore.log" 2>/dev/null | grep -v RLIMIT | head -n1)"; ok=0
+        fi
+    fi
+    if ((ok)); then
+        if cmp -s <(answers "$JOBLOG") <(answers "$reflog") && [[ $(answers "$JOBLOG" | wc -l) -eq $requests ]]; then
+            pass "$name"
+        else
+            fail "$name" "answers differ from the reference server's ($(diff <(answers "$JOBLOG") <(answers "$reflog") | head -n 2 | tr '\n' ' '))"
+        fi
+    fi
+    kill_job
+    JOB=$ref; kill_job
+}
+
+# case_tp_idle_in_collective NAME: ranks wait for the next request inside an NCCL broadcast; the dump fails within
+# criu's timeout naming the ranks that wait in a collective and what a server must do instead; the server answers on
+case_tp_idle_in_collective() {
+    local name="$1" n
+    tp_start "$name" 29741 100000 nccl 3000
+    wait_for "$JOBLOG" '^\[serve\] answer 2 ' 240 || { fail "$name" "no answer 2: $(tail -n2 "$JOBLOG" | tr '\n' ' ')"; kill_job; return; }
+    if criu_cmd "$name" dump "$IMG_ROOT/$name" -t "$JOB" -R --lib "$PLUGIN_DIR" "${JOB_CRIU_OPTS[@]}"; then
+        fail "$name" "the dump of ranks idling in a collective succeeded"
+    elif ! grep -q 'inside a GPU collective for a peer' "$LOGS/$name.dump.log"; then
+        fail "$name" "the failure does not say the ranks wait in a collective: $(grep -E 'Error' "$LOGS/$name.dump.log" | grep -v RLIMIT | head -n1)"
+    else
+        n=$(count_lines "$JOBLOG" '^\[serve\] answer ')
+        if wait_for "$JOBLOG" '^\[serve\] answer ' 30 $((n + 2)); then pass "$name"; else fail "$name" "no answers after the refused dump"; fi
+        note "INFO $name: failed after ${CRIU_SECS}s"
+    fi
+    kill_job
+}

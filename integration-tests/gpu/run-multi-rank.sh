@@ -4,7 +4,8 @@
 # OUT_DIR/logs.tar.gz; OUT_DIR/summary.txt holds PASS/FAIL/INFO/TIME lines.
 #
 # usage (repo root, on the GPU host): bash integration-tests/gpu/run-multi-rank.sh BUNDLE_DIR OUT_DIR
-# Env: RANK_CASES "defaults-refused socket-rounds torchrun-check" (a subset, in that order)
+# Env: RANK_CASES "defaults-refused socket-rounds torchrun-check tp-serving tp-idle-in-collective" (a subset, in order;
+#                  the tp-* cases were written in session 11 and have not run on a GPU yet)
 #      RANKS       ranks of the job (default: every GPU), EXTRA_MIB device memory per rank (default 2048)
 #      DUMPS       dump -R rounds at random moments before the final dump (default 3), DDP_STEPS (default 4000)
 set -uo pipefail
@@ -32,11 +33,13 @@ DUMPS="${DUMPS:-3}"
 ((NGPU >= 2 && RANKS <= NGPU)) || { fail setup "$NGPU GPU(s) for $RANKS ranks"; finish; }
 note "SETUP criu $("$CRIU" --version | awk '/Version/ {print $2}'), $RANKS ranks on $NGPU GPU(s): $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sort -u | paste -sd';'), $(python3 -c 'import torch; print("torch", torch.__version__, "nccl", torch.cuda.nccl.version())' 2>&1)"
 
-for c in ${RANK_CASES:-defaults-refused socket-rounds torchrun-check}; do
+for c in ${RANK_CASES:-defaults-refused socket-rounds torchrun-check tp-serving tp-idle-in-collective}; do
     case "$c" in
         defaults-refused) case_defaults_refused "ddp$RANKS-nccl-defaults-refused" ;;
         socket-rounds) case_socket_rounds "ddp$RANKS-socket" ;;
         torchrun-check) case_torchrun_check "ddp$RANKS-torchrun-check" ;;
+        tp-serving) case_tp_serving "tp$RANKS-serving" ;;
+        tp-idle-in-collective) case_tp_idle_in_collective "tp$RANKS-idle-in-collective" ;;
         *) fail "$c" "unknown case (RANK_CASES)" ;;
     esac
 done

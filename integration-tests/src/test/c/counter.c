@@ -6,13 +6,19 @@
  * usage: counter FILE            one process
  *        counter --tree FILE     a parent and one child; they write FILE.parent and FILE.child
  *        counter --fds N FILE    one process that also holds N open files (/dev/null), for criu to take (benchmarks)
+ *        counter --listen FILE   one process that listens on 127.0.0.1 (no SO_REUSEADDR, as NCCL's listeners) and
+ *                                has closed a connection to that listener from the listener's side first, so a
+ *                                TIME_WAIT entry holds its port for 60 s; the port is written to FILE.port
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -47,6 +53,27 @@ static char *suffixed(const char *path, const char *suffix) {
     return s;
 }
 
+static void die(const char *what) {
+    fprintf(stderr, "counter: %s: %s\n", what, strerror(errno));
+    exit(7);
+}
+
+/* A listener whose own side closed a connection first: the TIME_WAIT entry keeps its port and its reuse setting. */
+static void listen_with_timewait(const char *path) {
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof a;
+    int lsn = socket(AF_INET, SOCK_STREAM, 0), cli = socket(AF_INET, SOCK_STREAM, 0), srv;
+    char c, *port_path = suffixed(path, "port");
+    FILE *f;
+    if (lsn < 0 || cli < 0) die("socket");
+    if (bind(lsn, (struct sockaddr *)&a, sizeof a) || listen(lsn, 4) || getsockname(lsn, (struct sockaddr *)&a, &len)) die("listen");
+    if (connect(cli, (struct sockaddr *)&a, sizeof a) || (srv = accept(lsn, NULL, NULL)) < 0) die("connect");
+    close(srv);
+    if (read(cli, &c, 1) != 0) die("read of the listener's FIN");
+    close(cli);
+    if (!(f = fopen(port_path, "w")) || fprintf(f, "%d\n", ntohs(a.sin_port)) < 0 || fclose(f)) die(port_path);
+}
+
 int main(int argc, char **argv) {
     if (argc == 2) {
         count_forever(open_log(argv[1]), argv[1]);
@@ -58,6 +85,9 @@ int main(int argc, char **argv) {
             }
         }
         count_forever(open_log(argv[3]), argv[3]);
+    } else if (argc == 3 && strcmp(argv[1], "--listen") == 0) {
+        listen_with_timewait(argv[2]);
+        count_forever(open_log(argv[2]), argv[2]);
     } else if (argc == 3 && strcmp(argv[1], "--tree") == 0) {
         char *parent_path = suffixed(argv[2], "parent"), *child_path = suffixed(argv[2], "child");
         pid_t child = fork();
@@ -68,6 +98,6 @@ int main(int argc, char **argv) {
         if (child == 0) count_forever(open_log(child_path), child_path);
         count_forever(open_log(parent_path), parent_path);
     }
-    fprintf(stderr, "usage: counter FILE | counter --tree FILE | counter --fds N FILE\n");
+    fprintf(stderr, "usage: counter FILE | counter --tree FILE | counter --fds N FILE | counter --listen FILE\n");
     return 1;
 }

@@ -4,6 +4,7 @@ import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
 import dev.criugpu.api.Interrupts;
 import dev.criugpu.cuda.backend.CudaBackend;
+import dev.criugpu.cuda.bindings.cuda_h;
 import dev.criugpu.cuda.backend.CudaCallException;
 import dev.criugpu.cuda.state.CudaState;
 import dev.criugpu.cuda.state.Transitions;
@@ -109,6 +110,7 @@ final class JobLock {
         if (pending.isEmpty()) return new Locked(List.of(), 0, 0);
         long deadline = t0 + timeoutMs * 1_000_000L;
         int bound = pending.size() == 1 || timeoutMs != 0 && timeoutMs < firstAttemptMs ? timeoutMs : firstAttemptMs;
+        Map<Integer, Integer> busyEveryAttempt = new LinkedHashMap<>();
         for (int attempt = 1; ; attempt++) {
             int attemptMs = timeoutMs == 0 || attempt == 1 ? bound : (int) Math.max(1, Math.min(bound, leftMs(deadline)));
             Map<Integer, Throwable> failed = lockEach(pending, attemptMs);
@@ -120,6 +122,10 @@ final class JobLock {
                 return new Locked(List.copyOf(pending), attempt, ms);
             }
             Set<Integer> stuck = undo(pending, failed);
+            for (int pid : pending) {
+                boolean busy = failed.get(pid) instanceof CudaCallException c && c.code() == cuda_h.CUDA_ERROR_NOT_READY;
+                busyEveryAttempt.merge(pid, busy ? 1 : -attempt, (a, b) -> a < 0 || b < 0 ? -1 : a + b);
+            }
             String tail = pending.size() == 1 ? "the task was left running" : "every task of the job was left running";
             if (!stuck.isEmpty()) {
                 int first = stuck.iterator().next();
@@ -144,13 +150,29 @@ final class JobLock {
                 throw new NotLocked(Errno.ETIMEDOUT, "CUDA lock of the job's " + pending.size() + " tasks did not "
                         + "finish: " + attempt + " attempt(s) within " + timeoutMs + " ms (criu --timeout); "
                         + pids(failed.keySet()) + " did not lock (last error: " + lastError(failed) + "); every task "
-                        + "was left running and the dump is aborted", Set.of());
+                        + "was left running and the dump is aborted" + waitingInCollective(busyEveryAttempt, attempt), Set.of());
             }
             log.info("CUDA job lock attempt {} ({} ms each): {} did not lock ({}); the others were unlocked, next "
                     + "attempt in {} ms", attempt, attemptMs, failed.keySet(), lastError(failed), pauseMs);
             pause(pauseMs);
             bound = (int) Math.min((long) bound * 2, LONGEST_ATTEMPT_MS);
         }
+    }
+
+    /**
+     * The ranks whose lock found GPU work unfinished in every attempt while the others locked: they sit inside a GPU
+     * collective that waits for a peer (a tensor-parallel server's rank in an NCCL broadcast for the next request,
+     * measured on 2 x H200), which no driver can lock.
+     */
+    private static String waitingInCollective(Map<Integer, Integer> busyEveryAttempt, int attempts) {
+        List<Integer> waiting = busyEveryAttempt.entrySet().stream().filter(e -> e.getValue() == attempts)
+                .map(Map.Entry::getKey).toList();
+        if (waiting.isEmpty() || waiting.size() == busyEveryAttempt.size()) return "";
+        return "; " + pids(new LinkedHashSet<>(waiting)) + " had GPU work unfinished in every attempt (CUDA error 600) while "
+                + "the others locked: " + (waiting.size() == 1 ? "it waits" : "they wait") + " inside a GPU collective for "
+                + "a peer that is not coming (an NCCL broadcast for the next request, say), where no lock can stop it; a "
+                + "server must wait for work on the host (a gloo or TCP broadcast, a queue) and enter its collectives only "
+                + "with work in hand";
     }
 
     /** Starts every lock at once and waits for all of them (interruptibly); the failures by pid. */

@@ -191,4 +191,20 @@ class JobLockTest {
         assertEquals(List.of("lock " + A + " 7000", "state " + A), driver.calls());
         assertEquals(CudaState.RUNNING, driver.stateOf(A));
     }
+
+    /** A rank idling inside a collective (its GPU work never finishes, CUDA error 600) is named with what to do. */
+    @Test
+    void aRankBusyInEveryAttemptWhileTheOthersLockIsNamedAsWaitingInACollective() {
+        CollectiveDriver driver = new CollectiveDriver().rank(A).rank(B).failing(C, cuda_h.CUDA_ERROR_NOT_READY);
+
+        CriuException e = assertThrows(CriuException.class, () -> quiesce(driver, 40).lockAll(running(A, B, C), 400));
+
+        assertEquals(Errno.ETIMEDOUT, e.errno());
+        assertTrue(e.getMessage().contains("; pid " + C + " had GPU work unfinished in every attempt (CUDA error 600) "
+                + "while the others locked: it waits inside a GPU collective for a peer"), e.getMessage());
+        assertTrue(e.getMessage().endsWith("a server must wait for work on the host (a gloo or TCP broadcast, a queue) "
+                + "and enter its collectives only with work in hand"), e.getMessage());
+        assertFalse(e.getMessage().contains("\n"));
+        for (int pid : new int[] {A, B, C}) assertEquals(CudaState.RUNNING, driver.stateOf(pid), "pid " + pid);
+    }
 }

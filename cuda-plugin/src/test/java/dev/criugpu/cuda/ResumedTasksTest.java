@@ -36,7 +36,7 @@ class ResumedTasksTest {
 
     @Test
     void anUnreadableTaskListFailsARestoreThatNeedsThePluginNamingTheFile() throws Exception {
-        CriuException e = assertThrows(CriuException.class, () -> CudaPlugin.resumedTasks(RestoreImages.read(images), InventoryClaim.LISTED));
+        CriuException e = assertThrows(CriuException.class, () -> RestoreStart.resumedTasks(RestoreImages.read(images), InventoryClaim.LISTED));
         assertTrue(e.getMessage().startsWith(images.resolve("pstree.img") + ": "), e.getMessage());
         assertTrue(e.getMessage().endsWith("cannot be restored: nothing was restored"), e.getMessage());
         assertEquals(1, e.getMessage().lines().count());
@@ -44,7 +44,7 @@ class ResumedTasksTest {
 
     @Test
     void anImageFromBeforeThePluginsFieldOnlyWarns() throws Exception {
-        assertNull(CudaPlugin.resumedTasks(RestoreImages.read(images), InventoryClaim.LEGACY));
+        assertNull(RestoreStart.resumedTasks(RestoreImages.read(images), InventoryClaim.LEGACY));
         List<String> warnings = services.log.stream().filter(l -> l.startsWith("WARN")).toList();
         assertEquals(1, warnings.size(), services.log.toString());
         assertTrue(warnings.getFirst().contains(images.resolve("pstree.img") + ": "), warnings.getFirst());

@@ -42,6 +42,17 @@ public final class CounterWorkload {
         return w;
     }
 
+    /**
+     * One counting process that listens on 127.0.0.1 and has closed a connection to its listener from the listener's
+     * side, so a TIME_WAIT entry holds the port (written to {@code file}.port) for 60 s.
+     */
+    public static CounterWorkload startListening(CriuContainer c, String file) {
+        int pid = launch(c, "--listen " + file);
+        CounterWorkload w = new CounterWorkload(c, List.of(new Counter(pid, file)));
+        w.awaitProgress(3);
+        return w;
+    }
+
     /** A parent and its child, writing {@code file}.parent and {@code file}.child. */
     public static CounterWorkload startTree(CriuContainer c, String file) {
         int parent = launch(c, "--tree " + file);

@@ -93,13 +93,8 @@ class CudaAgentIT {
 
     private Case start(CriuContainer criu, String name) {
         String dir = "/tmp/agent-" + name;
-        criu.exec("mkdir", "-p", dir + "/bin").orFail();
-        FakeCuda cuda = FakeCuda.install(criu, dir + "/bin");
-        CounterWorkload counter = CounterWorkload.startSingle(criu, dir + "/counter");
-        cleanup.add(counter::kill);
-        int pid = counter.rootPid();
-        cuda.setState(pid, "running");
-        return new Case(criu, dir, cuda, counter, pid);
+        FakeCuda.Running t = FakeCuda.startCudaTask(criu, dir, CounterWorkload::startSingle, cleanup);
+        return new Case(criu, dir, t.cuda(), t.counter(), t.pid());
     }
 
     private CriuInBackground startInBackground(Case c, CriuCommand command) {

@@ -47,13 +47,8 @@ class DumpExitStatusIT {
 
     private Case start(CriuContainer criu, String name) {
         String dir = "/tmp/exit-status-" + name;
-        criu.exec("mkdir", "-p", dir + "/bin").orFail();
-        FakeCuda cuda = FakeCuda.install(criu, dir + "/bin");
-        CounterWorkload counter = CounterWorkload.startSingle(criu, dir + "/counter");
-        cleanup.add(counter::kill);
-        int pid = counter.rootPid();
-        cuda.setState(pid, "running");
-        return new Case(criu, cuda, counter, pid, dir + "/img");
+        FakeCuda.Running t = FakeCuda.startCudaTask(criu, dir, CounterWorkload::startSingle, cleanup);
+        return new Case(criu, t.cuda(), t.counter(), t.pid(), dir + "/img");
     }
 
     @AfterEach

@@ -62,4 +62,24 @@ public final class FakeCuda {
     public List<String> calls() {
         return container.readFileIfExists(dir + "/calls.log").lines().toList();
     }
+
+    /** A workload the fake knows as a RUNNING CUDA task, with the fake installed in {@code dir}/bin. */
+    public record Running(FakeCuda cuda, CounterWorkload counter, int pid) {
+    }
+
+    /**
+     * Installs the fake in {@code dir}/bin, starts {@code workload} writing {@code dir}/counter (killed by
+     * {@code cleanup}) and makes its pid a RUNNING CUDA task.
+     */
+    public static Running startCudaTask(CriuContainer c, String dir,
+                                        java.util.function.BiFunction<CriuContainer, String, CounterWorkload> workload,
+                                        List<Runnable> cleanup) {
+        c.exec("mkdir", "-p", dir + "/bin").orFail();
+        FakeCuda cuda = install(c, dir + "/bin");
+        CounterWorkload counter = workload.apply(c, dir + "/counter");
+        cleanup.add(counter::kill);
+        int pid = counter.rootPid();
+        cuda.setState(pid, "running");
+        return new Running(cuda, counter, pid);
+    }
 }

@@ -15,8 +15,21 @@ import java.util.stream.Stream;
  */
 public final class NvidiaGpus {
     public static final Path PROC_ROOT = Path.of("/proc/driver/nvidia");
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(NvidiaGpus.class);
 
     private NvidiaGpus() {
+    }
+
+    /** The host's GPUs but {@code treatAbsent} (tests move tasks off them); none, with a warning, when unreadable. */
+    public static List<GpuInfo> present(java.util.Set<GpuUuid> treatAbsent) {
+        try {
+            List<GpuInfo> all = list(PROC_ROOT);
+            if (!treatAbsent.isEmpty()) log.info("treating {} as absent (CRIU_CUDA_TREAT_ABSENT)", treatAbsent);
+            return all.stream().filter(g -> !treatAbsent.contains(g.uuid())).toList();
+        } catch (IOException | IllegalArgumentException e) {
+            log.warn("cannot list GPUs from {}: {}", PROC_ROOT, e.getMessage());
+            return List.of();
+        }
     }
 
     /** Every GPU under {@code root}/gpus, ordered by device minor; empty when the directory is absent. */

@@ -1,0 +1,91 @@
+package dev.criugpu.cuda;
+
+import dev.criugpu.api.CriuException;
+import dev.criugpu.api.CriuServices;
+import dev.criugpu.api.Errno;
+import dev.criugpu.api.InventoryClaim;
+import dev.criugpu.api.plan.ChildPlan;
+import dev.criugpu.cuda.backend.CudaBackend;
+import dev.criugpu.cuda.config.PluginConfig;
+import dev.criugpu.cuda.gpu.GpuMemory;
+import dev.criugpu.cuda.gpu.NvidiaGpus;
+import dev.criugpu.cuda.inherited.InheritedDevices;
+import dev.criugpu.cuda.inherited.InheritedPlan;
+import dev.criugpu.cuda.sys.RestoreThreads;
+import dev.criugpu.inventory.ImageException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * A restore's init: the images read, a restore that cannot succeed here refused before criu creates any task, the
+ * stand-ins for inherited device files handed to criu's children, the job's listen ports freed.
+ */
+final class RestoreStart {
+    private static final Logger log = LoggerFactory.getLogger(RestoreStart.class);
+
+    private RestoreStart() {
+    }
+
+    /** The phase the restore's hooks work in; {@link CudaPhase#IDLE} for the restore probe, whose verdict is all. */
+    static CudaPhase start(CriuServices services, PluginConfig config, CudaBackend backend, Optional<RestoreProbes> probes) {
+        Path dir = services.imageDir().orElseThrow(() -> new CriuException(Errno.EINVAL, "criu gave no images directory"));
+        try {
+            RestoreImages images = probes.isPresent() ? probes.get().images(dir) : null;
+            if (images == null) images = RestoreImages.read(dir);
+            var records = images.records();
+            // LISTED or LEGACY (NOT_LISTED disabled the plugin before): tasks without a record of ours may hold CUDA
+            // state all the same, as every task of an image dumped by upstream's plugin does
+            RestoreSession session = new RestoreSession(CudaDeps.inCriu(backend, RestoreThreads.PTRACE), records,
+                    resumedTasks(images, services.inventoryClaim()), services.inventoryClaim() != InventoryClaim.NOT_LISTED,
+                    NvidiaGpus.present(config.treatAbsent()), NvidiaGpus.present(Set.of()), config.deviceMap(),
+                    config.parallel(), probes.isPresent() ? probes.get()::freeMib : GpuMemory::freeMib);
+            log.info("{} CUDA task record(s) in {}", records.size(), dir);
+            // refused here, before criu creates any task, rather than in RESUME_DEVICES_LATE, where a failure costs
+            // the restored tree: the images stay as they are and a restore with another map can follow
+            session.blockingError().ifPresent(why -> {
+                throw new CriuException(Errno.ENODEV, "CUDA restore refused, nothing was restored: " + why);
+            });
+            // before criu forks the first task (the probe runs here, in a copy of criu, before that fork)
+            ListenPorts.free(dir);
+            if (services.restoreCheckOnly()) return CudaPhase.IDLE;
+            Optional<ChildPlan> childPlan = images.inherited().map(entry -> {
+                ChildPlan plan = new ChildPlan("cuda");
+                InheritedPlan.addTo(plan, entry);
+                if (!services.setChildExecutor(plan)) {
+                    throw new CriuException(Errno.ENOTSUP, dir.resolve(InheritedDevices.IMAGE) + ": the restored tasks "
+                            + "hold NVIDIA device files inherited without CUDA state, and this shim cannot run their "
+                            + "stand-ins in criu's children (mismatched build)");
+                }
+                log.info("{} inherited /dev/nvidia* file(s){} get stand-ins", entry.getFilesCount(),
+                        entry.getMappings() ? " and mappings" : "");
+                return plan;
+            });
+            return new CudaPhase.Restoring(session, childPlan);
+        } catch (ImageException e) {
+            throw new CriuException(Errno.EIO, e.getMessage());
+        } catch (IllegalArgumentException e) {
+            throw new CriuException(Errno.EINVAL, e.getMessage());
+        }
+    }
+
+    /**
+     * The tasks criu will resume, in its order. Without pstree.img the tasks that have no record of ours are unknown:
+     * an image that lists this plugin may hold CUDA state in exactly those (upstream's plugin writes no records), so
+     * the restore is refused; an image from before the plugins field only warns (null: only recorded tasks).
+     */
+    static Set<Integer> resumedTasks(RestoreImages images, InventoryClaim claim) {
+        ImageException e = images.resumedError();
+        if (e == null) return images.resumed();
+        if (claim == InventoryClaim.LISTED) {
+            throw new CriuException(Errno.EIO, e.getMessage() + "; the image holds CUDA state (inventory.img lists "
+                    + CudaPlugin.NAME + "), and without its task list the tasks with no cuda-plugin-<pid>.img cannot be "
+                    + "restored: nothing was restored");
+        }
+        log.warn("{}; tasks without a cuda-plugin-<pid>.img are not restored", e.getMessage());
+        return null;
+    }
+}
