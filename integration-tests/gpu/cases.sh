@@ -279,12 +279,12 @@ dump_fails_then_running() {
         kill_all "$ROOT"; return 1
     fi
     # a failed dump returns the tasks before criu exits; after a post-dump script failure criu resumes the tree
-    # only after the plugin's exit hook, so the plugin's guardian returns them once criu is gone (AWAIT_SECS)
+    # only after the plugin's exit hook, so the CUDA agent returns them once criu is gone (AWAIT_SECS)
     if ! await_running "$name" "${AWAIT_SECS:-0}" "$ROOT" || ! keeps_working "$name"; then
-        cp "$img/cuda-plugin-watchdog.log" "$LOGS/$name.watchdog.log" 2>/dev/null || true
+        cp "$img/cuda-plugin-agent.log" "$LOGS/$name.agent.log" 2>/dev/null || true
         fail "$name" "after a failed dump ($what): $CKPT_WHY"; kill_all "$ROOT"; return 1
     fi
-    cp "$img/cuda-plugin-watchdog.log" "$LOGS/$name.watchdog.log" 2>/dev/null || true
+    cp "$img/cuda-plugin-agent.log" "$LOGS/$name.agent.log" 2>/dev/null || true
     stop_counter "$PLOG" "$ROOT" p || { fail "$name" "no clean exit"; kill_all "$ROOT"; return 1; }
     reap_dumped "$ROOT"
     pass "$name"

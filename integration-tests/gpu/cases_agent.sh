@@ -32,8 +32,8 @@ start_agent_dump() {
 
 # keep_agent_logs NAME IMG: both agents' logs (the second exists when criu's exit started one) into LOGS
 keep_agent_logs() {
-    cp "$2/cuda-plugin-watchdog.log" "$LOGS/$1.watchdog.log" 2>/dev/null
-    cp "$2/cuda-plugin-watchdog-2.log" "$LOGS/$1.watchdog-2.log" 2>/dev/null
+    cp "$2/cuda-plugin-agent.log" "$LOGS/$1.agent.log" 2>/dev/null
+    cp "$2/cuda-plugin-agent-2.log" "$LOGS/$1.agent-2.log" 2>/dev/null
     return 0
 }
 

@@ -148,17 +148,17 @@ case_criu_killed() {
     criu_end_status 60
     note "NOTE $name: criu killed at $point; its parent saw it end after $(elapsed "$t0")s with status $CRIU_STATUS; the task was then $(state_of "$name" "$ROOT")"
     if ! returned_after "$name" "$t0"; then
-        cp "$img/cuda-plugin-watchdog.log" "$LOGS/$name.watchdog.log" 2>/dev/null
+        cp "$img/cuda-plugin-agent.log" "$LOGS/$name.agent.log" 2>/dev/null
         fail "$name" "$CKPT_WHY"; kill_all "$ROOT"; return
     fi
-    if ! wait_for "$img/cuda-plugin-watchdog.log" "pid $ROOT: outlived criu" 30; then
-        cp "$img/cuda-plugin-watchdog.log" "$LOGS/$name.watchdog.log" 2>/dev/null
-        fail "$name" "the watchdog's log has no line for pid $ROOT"; kill_all "$ROOT"; return
+    if ! wait_for "$img/cuda-plugin-agent.log" "pid $ROOT: outlived criu" 30; then
+        cp "$img/cuda-plugin-agent.log" "$LOGS/$name.agent.log" 2>/dev/null
+        fail "$name" "the agent's log has no line for pid $ROOT"; kill_all "$ROOT"; return
     fi
     # killed during the checkpoint, criu left the restore thread running with our signals blocked: the agent gives
     # its mask back; at the other points the thread was not woken or was stopped again with its mask
-    restore_mask_back "$name" "$t0" || { cp "$img/cuda-plugin-watchdog.log" "$LOGS/$name.watchdog.log" 2>/dev/null; fail "$name" "$CKPT_WHY"; kill_all "$ROOT"; return; }
-    cp "$img/cuda-plugin-watchdog.log" "$LOGS/$name.watchdog.log" 2>/dev/null
+    restore_mask_back "$name" "$t0" || { cp "$img/cuda-plugin-agent.log" "$LOGS/$name.agent.log" 2>/dev/null; fail "$name" "$CKPT_WHY"; kill_all "$ROOT"; return; }
+    cp "$img/cuda-plugin-agent.log" "$LOGS/$name.agent.log" 2>/dev/null
     stop_counter "$PLOG" "$ROOT" p || { fail "$name" "no clean exit"; kill_all "$ROOT"; return; }
     reap_dumped "$ROOT"
     rm -rf "$img"
@@ -191,10 +191,10 @@ case_criu_interrupted() {
         fail "$name" "criu ended with status $status ${secs}s after $sig (want non-zero within ${INTERRUPT_SECS}s)"; kill_all "$ROOT"; return
     fi
     if ! returned_after "$name" "$t0"; then
-        cp "$img/cuda-plugin-watchdog.log" "$LOGS/$name.watchdog.log" 2>/dev/null
+        cp "$img/cuda-plugin-agent.log" "$LOGS/$name.agent.log" 2>/dev/null
         fail "$name" "$CKPT_WHY"; kill_all "$ROOT"; return
     fi
-    cp "$img/cuda-plugin-watchdog.log" "$LOGS/$name.watchdog.log" 2>/dev/null
+    cp "$img/cuda-plugin-agent.log" "$LOGS/$name.agent.log" 2>/dev/null
     # the restore thread was inside the driver's checkpoint when criu was told to stop and kept the signals blocked
     # while it ran; the agent gives its mask back once criu is gone and the task is back
     restore_mask_back "$name" "$t0" || { fail "$name" "$CKPT_WHY"; kill_all "$ROOT"; return; }

@@ -129,11 +129,11 @@ mdump() {
     checkpoint_tree plugin "$name" "$ROOT" "$img" || return 1
     reap_dumped "$ROOT"
     # the plugin's CUDA agent (a detached JVM) outlives criu dump and writes its last lines into
-    # cuda-plugin-watchdog.log in the images dir: let it finish, so it neither races a restore nor changes the images
+    # cuda-plugin-agent.log in the images dir: let it finish, so it neither races a restore nor changes the images
     # dir under a later check
     if [[ -n "$(ls "$img"/cuda-plugin-*.img 2>/dev/null)" ]] \
-        && ! wait_for "$img/cuda-plugin-watchdog.log" 'cuda agent: (criu finished with|pid [0-9]+: (ended with|outlived))' 60; then
-        note "INFO $name: the CUDA agent wrote no final line within 60 s ($(tail -n1 "$img/cuda-plugin-watchdog.log" 2>&1))"
+        && ! wait_for "$img/cuda-plugin-agent.log" 'cuda agent: (criu finished with|pid [0-9]+: (ended with|outlived))' 60; then
+        note "INFO $name: the CUDA agent wrote no final line within 60 s ($(tail -n1 "$img/cuda-plugin-agent.log" 2>&1))"
     fi
     LOG_AT_DUMP="$LOGS/$name.program.at-dump"
     cp "$PLOG" "$LOG_AT_DUMP"
@@ -169,7 +169,7 @@ restore_checked() {
 }
 
 # images_fingerprint IMG: names, sizes and contents of the image files (*.img: criu's and our cuda-plugin-*.img).
-# Logs are left out: cuda-plugin-watchdog.log is written by the dump's watchdog after criu dump returns.
+# Logs are left out: cuda-plugin-agent.log is written by the dump's CUDA agent after criu dump returns.
 images_fingerprint() { (cd "$1" && stat -c '%n %s' -- *.img && sha256sum -- *.img) | sort; }
 
 # ------------------------------------------------------------------ item 1

@@ -84,7 +84,7 @@ public final class CudaPlugin implements CriuPlugin {
         if (stage == Stage.DUMP) Syscalls.libc().linkDirectoryCalls();
     }
 
-    /** The CUDA agent: every guarded dump starts one, so the shim may start it before criu's JVM (issue 23). */
+    /** The CUDA agent: every dump with CRIU_CUDA_GUARD on (the default) starts one, so the shim may start it before criu's JVM (issue 23). */
     @Override
     public java.util.Optional<List<String>> earlyHelper(Path pluginDir) {
         return java.util.Optional.of(AgentStart.earlyCommand(pluginDir));

@@ -30,7 +30,7 @@ import java.util.Optional;
  */
 final class DumpSession {
     private static final Logger log = LoggerFactory.getLogger(DumpSession.class);
-    static final String AGENT_LOG = "cuda-plugin-watchdog.log";
+    static final String AGENT_LOG = "cuda-plugin-agent.log";
 
     private final CriuServices services;
     private final CudaDeps deps;
@@ -77,7 +77,7 @@ final class DumpSession {
 
     /** The log of the second agent, started at criu's exit when the first died. */
     static Path secondAgentLog(Path imageDir) {
-        return imageDir.resolve("cuda-plugin-watchdog-2.log");
+        return imageDir.resolve("cuda-plugin-agent-2.log");
     }
 
     /** Tests shorten how long criu's exit keeps trying through its own backend after the agent died. */

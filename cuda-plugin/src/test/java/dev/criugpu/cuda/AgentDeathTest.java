@@ -158,7 +158,7 @@ class AgentDeathTest {
         assertFalse(s.exit(0, false));
         assertEquals(CudaState.CHECKPOINTED, driver.state(a, true), "criu kills it: the dump is complete");
         List<String> e = events.all();
-        assertTrue(e.contains("second guard running " + a) && e.getLast().equals("second watchdog-done"),
+        assertTrue(e.contains("second watch running " + a) && e.getLast().equals("second agent-done"),
                 "a second agent watches it in case criu resumes the tree: " + e);
     }
 

@@ -26,7 +26,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The dump hook flow as criu 4.2 issues it (PAUSE_DEVICES per task while the tree runs, CHECKPOINT_DEVICES per
  * task once frozen, then the plugin exit with the dump's result), against a driver kept in memory: the state of every
- * task at the end, what the watchdog was told and when, and that every woken restore thread was stopped again.
+ * task at the end, what the agent was told and when, and that every woken restore thread was stopped again.
  */
 class DumpFlowTest {
     @TempDir
@@ -34,7 +34,7 @@ class DumpFlowTest {
     final FakeDriver.Events events = new FakeDriver.Events();
     final FakeThreads threads = new FakeThreads(events);
     final FakeDriver driver = new FakeDriver(events, threads);
-    final RecordingAgentLink watchdog = new RecordingAgentLink(events);
+    final RecordingAgentLink agentLink = new RecordingAgentLink(events);
     final Tasks tasks = new Tasks();
     TestServices services;
 
@@ -50,7 +50,7 @@ class DumpFlowTest {
     }
 
     DumpSession session(boolean parallel) {
-        return new DumpSession(services, new CudaDeps(driver, threads, watchdog,
+        return new DumpSession(services, new CudaDeps(driver, threads, agentLink,
                 () -> { throw new AssertionError("no fallback while the agent lives"); },
                 () -> { throw new AssertionError("no second agent while the first lives"); }), 10_000, List.of(), parallel);
     }
@@ -89,11 +89,11 @@ class DumpFlowTest {
         assertEquals(CudaState.RUNNING.value, records.get(a).getInitialState());
         for (int p : List.of(a, b)) {
             List<String> e = events.about(p);
-            assertTrue(e.contains("guard running " + p) && e.contains("lock " + p)
-                    && e.indexOf("guard running " + p) < e.indexOf("lock " + p), "watched before its lock: " + e);
-            assertTrue(!e.contains("returned " + p), "criu will kill it; the watchdog keeps it: " + e);
+            assertTrue(e.contains("watch running " + p) && e.contains("lock " + p)
+                    && e.indexOf("watch running " + p) < e.indexOf("lock " + p), "watched before its lock: " + e);
+            assertTrue(!e.contains("returned " + p), "criu will kill it; the agent keeps it: " + e);
         }
-        assertEquals("watchdog-done", events.all().getLast());
+        assertEquals("agent-done", events.all().getLast());
         assertTrue(threads.stillRunning().isEmpty());
         assertEquals(1, services.inventoryAdds);
         assertTrue(services.errors().isEmpty(), services.errors().toString());
@@ -134,7 +134,7 @@ class DumpFlowTest {
     }
 
     @Test
-    void leaveRunningReturnsTheTasksInsideCriuAndReleasesTheWatchdog() throws Exception {
+    void leaveRunningReturnsTheTasksInsideCriuAndReleasesTheAgent() throws Exception {
         int a = tasks.start();
         driver.cuda(a, CudaState.RUNNING);
         DumpSession s = session(false);
@@ -145,7 +145,7 @@ class DumpFlowTest {
         List<String> e = events.about(a);
         assertTrue(e.contains("restore " + a) && e.indexOf("restore " + a) < e.indexOf("unlock " + a)
                 && e.indexOf("unlock " + a) < e.indexOf("returned " + a), e.toString());
-        assertEquals("watchdog-done", events.all().getLast());
+        assertEquals("agent-done", events.all().getLast());
     }
 
     @Test
@@ -156,7 +156,7 @@ class DumpFlowTest {
         assertEquals(null, dump(s, List.of(locked, checkpointed)));
         assertEquals(CudaState.CHECKPOINTED, driver.state(locked, true));
         assertTrue(!events.about(locked).contains("lock " + locked), "it was locked already");
-        assertTrue(events.about(checkpointed).stream().noneMatch(x -> x.startsWith("guard") || x.startsWith("checkpoint ")),
+        assertTrue(events.about(checkpointed).stream().noneMatch(x -> x.startsWith("watch ") || x.startsWith("checkpoint ")),
                 "nothing is done to a checkpointed task: " + events.about(checkpointed));
         s.exit(-1, false);
 
@@ -171,7 +171,7 @@ class DumpFlowTest {
     void aTaskThatCannotBeWatchedIsNotTouched() throws Exception {
         int a = tasks.start();
         driver.cuda(a, CudaState.RUNNING);
-        watchdog.broken = "the CUDA agent ended";
+        agentLink.broken = "the CUDA agent ended";
         DumpSession s = session(true);
         CriuException e = assertThrows(CriuException.class, () -> s.pause(a));
         assertTrue(e.getMessage().contains("cannot hand it to the CUDA agent (the CUDA agent ended)"), e.getMessage());
@@ -180,7 +180,7 @@ class DumpFlowTest {
     }
 
     @Test
-    void anEarlierDumpsRecordsAndWatchdogLogAreRemoved() throws Exception {
+    void anEarlierDumpsRecordsAndAgentLogAreRemoved() throws Exception {
         java.nio.file.Files.writeString(images.resolve("cuda-plugin-99999.img"), "old");
         java.nio.file.Files.writeString(DumpSession.agentLog(images), "old");
         DumpSession.removeStaleFiles(services);

@@ -34,7 +34,7 @@ class DumpQuiesceTest {
     final FakeDriver.Events events = new FakeDriver.Events();
     final FakeThreads threads = new FakeThreads(events);
     final FakeDriver driver = new FakeDriver(events, threads);
-    final RecordingAgentLink watchdog = new RecordingAgentLink(events);
+    final RecordingAgentLink agentLink = new RecordingAgentLink(events);
     TestServices services;
     Process launcher;
     int first;
@@ -59,7 +59,7 @@ class DumpQuiesceTest {
     }
 
     DumpSession session(boolean quiesce) {
-        return new DumpSession(services, new CudaDeps(driver, threads, watchdog,
+        return new DumpSession(services, new CudaDeps(driver, threads, agentLink,
                 () -> { throw new AssertionError("no fallback while the agent lives"); },
                 () -> { throw new AssertionError("no second agent while the first lives"); }), 10_000, List.of(), true, quiesce);
     }
@@ -76,9 +76,9 @@ class DumpQuiesceTest {
         assertEquals(CudaState.LOCKED, driver.state(first));
         assertEquals(CudaState.LOCKED, driver.state(second));
         List<String> atRoot = events.all();
-        assertTrue(atRoot.indexOf("guard running " + first) >= 0 && atRoot.indexOf("guard running " + first) < atRoot.indexOf("lock " + first),
+        assertTrue(atRoot.indexOf("watch running " + first) >= 0 && atRoot.indexOf("watch running " + first) < atRoot.indexOf("lock " + first),
                 "each task is handed to the agent before its lock: " + atRoot);
-        assertTrue(atRoot.indexOf("guard running " + second) >= 0 && atRoot.indexOf("guard running " + second) < atRoot.indexOf("lock " + second),
+        assertTrue(atRoot.indexOf("watch running " + second) >= 0 && atRoot.indexOf("watch running " + second) < atRoot.indexOf("lock " + second),
                 "each task is handed to the agent before its lock: " + atRoot);
 
         assertEquals(0, s.pause(first));
@@ -167,7 +167,7 @@ class DumpQuiesceTest {
             assertFalse(s.exit(-1, false));
             assertTrue(events.all().contains("returned " + r0) && events.all().contains("returned " + r1), events.all().toString());
 
-            DumpSession unchecked = new DumpSession(services, new CudaDeps(driver, threads, watchdog, () -> null, () -> null),
+            DumpSession unchecked = new DumpSession(services, new CudaDeps(driver, threads, agentLink, () -> null, () -> null),
                     10_000, List.of(), true, true, false);
             assertEquals(Errno.NOT_SUPPORTED, unchecked.pause((int) job.pid()));
             assertEquals(CudaState.LOCKED, driver.state(r0, true), "CRIU_CUDA_NCCL_CHECK=0 locks as before");

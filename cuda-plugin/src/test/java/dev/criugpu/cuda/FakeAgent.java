@@ -112,7 +112,7 @@ final class FakeAgent implements CudaBackend, AgentLink {
     @Override
     public void watch(WatchedTask task) throws IOException {
         if (dead) throw new IOException("the CUDA agent died");
-        events.add("guard " + task.initial().word() + " " + task.pid());
+        events.add("watch " + task.initial().word() + " " + task.pid());
     }
 
     @Override
@@ -124,7 +124,7 @@ final class FakeAgent implements CudaBackend, AgentLink {
     @Override
     public void done() throws IOException {
         if (dead) throw new IOException("the CUDA agent died");
-        events.add("watchdog-done");
+        events.add("agent-done");
     }
 
     @Override

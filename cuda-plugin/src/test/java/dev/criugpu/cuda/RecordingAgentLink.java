@@ -8,7 +8,7 @@ import java.io.IOException;
 /** The agent link, writing what criu would tell the agent into the shared event record. */
 final class RecordingAgentLink implements AgentLink {
     private final FakeDriver.Events events;
-    /** Set: every guard fails as with an agent that is gone. */
+    /** Set: every watch fails as with an agent that is gone. */
     String broken;
 
     private final String prefix;
@@ -26,7 +26,7 @@ final class RecordingAgentLink implements AgentLink {
     @Override
     public void watch(WatchedTask task) throws IOException {
         if (broken != null) throw new IOException(broken);
-        events.add(prefix + "guard " + task.initial().word() + " " + task.pid());
+        events.add(prefix + "watch " + task.initial().word() + " " + task.pid());
     }
 
     @Override
@@ -37,7 +37,7 @@ final class RecordingAgentLink implements AgentLink {
     @Override
     public void done() throws IOException {
         if (broken != null) throw new IOException(broken);
-        events.add(prefix + "watchdog-done");
+        events.add(prefix + "agent-done");
     }
 
     @Override

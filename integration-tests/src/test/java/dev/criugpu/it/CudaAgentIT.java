@@ -40,7 +40,7 @@ class CudaAgentIT {
     /** DESIGN rule 4: criu told to stop during a long checkpoint ends within this. */
     private static final Duration INTERRUPTED_WITHIN = Duration.ofSeconds(2);
     private static final Duration REACH = Duration.ofSeconds(30);
-    private static final String WATCHDOG_LOG = "cuda-plugin-watchdog.log";
+    private static final String AGENT_LOG = "cuda-plugin-agent.log";
 
     private final List<Runnable> cleanup = new ArrayList<>();
 
@@ -54,8 +54,8 @@ class CudaAgentIT {
             return cuda.env(CriuCommand.dump(pid, images()).withPlugins().forced());
         }
 
-        String watchdogLog() {
-            return criu.readFileIfExists(images() + "/" + WATCHDOG_LOG);
+        String agentLog() {
+            return criu.readFileIfExists(images() + "/" + AGENT_LOG);
         }
 
         /**
@@ -66,7 +66,7 @@ class CudaAgentIT {
             cuda.awaitState(pid, "running", RETURNED_WITHIN);
             String line = "pid " + pid + ": outlived criu; " + from + " -> running via " + steps;
             Eventually.await("the CUDA agent's log to say '" + line + "'", RETURNED_WITHIN,
-                    () -> watchdogLog().contains(line), () -> "its log:\n" + watchdogLog());
+                    () -> agentLog().contains(line), () -> "its log:\n" + agentLog());
             counter.awaitProgress(5);
         }
 
@@ -79,7 +79,7 @@ class CudaAgentIT {
         void awaitMaskFromTheAgent(String blockedBefore) {
             String line = "pid " + pid + ": restore thread " + pid + " has its signal mask 0 back";
             Eventually.await("the CUDA agent's log to say '" + line + "'", RETURNED_WITHIN,
-                    () -> watchdogLog().contains(line), () -> "its log:\n" + watchdogLog());
+                    () -> agentLog().contains(line), () -> "its log:\n" + agentLog());
             assertEquals(blockedBefore, restoreThreadSigBlk(), "the blocked signals of pid " + pid + "'s restore thread");
         }
 
@@ -145,12 +145,12 @@ class CudaAgentIT {
         // the agent made the calls and watched until the dump was over: the task ended with it (criu killed it),
         // whether the agent saw that while criu still ran or once criu was gone
         Eventually.await("the CUDA agent's last line to say the task ended with the dump", RETURNED_WITHIN,
-                () -> lastLine(c.watchdogLog()).contains("ended with the dump"), () -> "its log:\n" + c.watchdogLog());
-        String last = lastLine(c.watchdogLog());
+                () -> lastLine(c.agentLog()).contains("ended with the dump"), () -> "its log:\n" + c.agentLog());
+        String last = lastLine(c.agentLog());
         assertTrue(last.contains("pids [" + pid + "]") || last.contains("pid " + pid + ":"), last);
-        assertTrue(c.watchdogLog().contains("serving criu (cuda-checkpoint at " + c.cuda.dir + "/cuda-checkpoint"),
-                c.watchdogLog());
-        assertFalse(c.watchdogLog().contains("outlived criu"), c.watchdogLog());
+        assertTrue(c.agentLog().contains("serving criu (cuda-checkpoint at " + c.cuda.dir + "/cuda-checkpoint"),
+                c.agentLog());
+        assertFalse(c.agentLog().contains("outlived criu"), c.agentLog());
 
         CriuRun restore = c.cuda.env(CriuCommand.restore(c.images()).withPlugins().forced()).runIn(criu).orFail();
         c.counter.assertContinuedFrom(atDump);

@@ -22,7 +22,7 @@ import java.util.Set;
  * CRIU_CUDA_PARALLEL      cuda.parallel      0 = run the per-task driver work one task after another
  * CRIU_CUDA_DEVICE_MAP    cuda.device-map    oldUuid=newUuid,... for restore
  * CRIU_CUDA_TREAT_ABSENT  cuda.treat-absent  uuid,... present GPUs to treat as absent (tests)
- * CRIU_CUDA_GUARD         cuda.guard         0 = no guardian process after a dump that criu may undo
+ * CRIU_CUDA_GUARD         cuda.guard         0 = no CUDA agent: the dump's driver calls run in criu, nothing returns its tasks if criu dies
  * CRIU_CUDA_QUIESCE       cuda.quiesce       0 = lock each task at its own PAUSE_DEVICES instead of the whole job at once
  * CRIU_CUDA_NCCL_CHECK    cuda.nccl-check    0 = dump NCCL ranks whose environment leaves P2P/SHM on (the program turns
  *                                            them off itself)

@@ -41,7 +41,7 @@ class AgentWatchTest {
     final List<Process> started = new ArrayList<>();
     final Driver driver = new Driver();
     final ByteArrayOutputStream logBytes = new ByteArrayOutputStream();
-    dev.criugpu.api.HelperProcess toWatchdog;
+    dev.criugpu.api.HelperProcess toAgent;
 
     Process sleeper() throws IOException {
         Process p = new ProcessBuilder("sleep", "600").start();
@@ -61,7 +61,7 @@ class AgentWatchTest {
     /** An agent watching {@code criu}, running on its own thread, fed criu's lines through a socket pair. */
     CompletableFuture<Integer> watch(Process criu, long settleMs) throws IOException {
         var pair = SocketPair.open();
-        toWatchdog = pair.criuSide();
+        toAgent = pair.criuSide();
         AgentWatch w = new AgentWatch(criu.pid(), startOf(criu), settleMs, 20_000,
                 new PrintStream(logBytes, true, StandardCharsets.UTF_8));
         CudaAgent agent = new CudaAgent(pair.agentSide(), w, driver);
@@ -71,11 +71,11 @@ class AgentWatchTest {
     /** criu's death closes its end of the connection. */
     void criuDies(Process criu) throws Exception {
         criu.destroyForcibly().waitFor();
-        toWatchdog.close();
+        toAgent.close();
     }
 
     void tell(String line) throws IOException {
-        toWatchdog.writeLine(line);
+        toAgent.writeLine(line);
     }
 
     void tell(AgentProtocol.ToAgent message) throws IOException {
@@ -85,7 +85,7 @@ class AgentWatchTest {
     void awaitLog(String text) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!log().contains(text)) {
-            assertTrue(System.nanoTime() < deadline, "the watchdog never logged '" + text + "': " + log());
+            assertTrue(System.nanoTime() < deadline, "the agent never logged '" + text + "': " + log());
             Thread.sleep(10);
         }
     }
@@ -140,7 +140,7 @@ class AgentWatchTest {
         criuDies(criu);
         assertEquals(0, w.get(30, TimeUnit.SECONDS));
         assertEquals(CudaState.RUNNING, driver.states.get(pid));
-        assertTrue(driver.refused > 0, "the watchdog met the running checkpoint and tried again");
+        assertTrue(driver.refused > 0, "the agent met the running checkpoint and tried again");
     }
 
     @Test
@@ -153,8 +153,8 @@ class AgentWatchTest {
         driver.states.put((int) guarded.pid(), CudaState.CHECKPOINTED);
         tell("returned " + returned.pid());
         tell("done");
-        toWatchdog.close();
-        // criu still runs (a post-dump script resumed the tree, say): the watchdog waits and touches nothing
+        toAgent.close();
+        // criu still runs (a post-dump script resumed the tree, say): the agent waits and touches nothing
         awaitLog("criu's exit hook is over");
         assertTrue(!w.isDone() && driver.calls.isEmpty(), "acted while criu is alive: " + driver.calls);
         criu.destroyForcibly().waitFor();
@@ -220,9 +220,9 @@ class AgentWatchTest {
         driver.states.put(4242, CudaState.RUNNING);
         driver.lockFailure = "first line\r\nsecond line\rthird\nfourth";
         tell("call 1 lock 4242 100");
-        assertEquals("err 1 " + cuda_h.CUDA_ERROR_ILLEGAL_STATE + " first line second line third fourth", toWatchdog.readLine());
+        assertEquals("err 1 " + cuda_h.CUDA_ERROR_ILLEGAL_STATE + " first line second line third fourth", toAgent.readLine());
         tell("call 2 state 4242");
-        assertEquals("ok 2 running", toWatchdog.readLine());
+        assertEquals("ok 2 running", toAgent.readLine());
         criuDies(criu);
     }
 
@@ -246,7 +246,7 @@ class AgentWatchTest {
                 "--criu-pid", "12"}));
     }
 
-    /** The driver as the watchdog meets it after criu's death: calls criu started may still land. */
+    /** The driver as the agent meets it after criu's death: calls criu started may still land. */
     static final class Driver implements CudaBackend {
         final Map<Integer, CudaState> states = new java.util.concurrent.ConcurrentHashMap<>();
         final List<String> calls = java.util.Collections.synchronizedList(new ArrayList<>());
@@ -286,7 +286,7 @@ class AgentWatchTest {
             states.put(pid, to);
         }
 
-        @Override public String describe() { return "watchdog's fake driver"; }
+        @Override public String describe() { return "agent's fake driver"; }
         @Override public String name() { return "driver"; }
         @Override public boolean supportsGpuRemap() { return true; }
         @Override public OptionalInt restoreThread(int pid) { return OptionalInt.of(pid); }

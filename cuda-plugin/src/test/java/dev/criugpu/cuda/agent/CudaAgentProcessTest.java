@@ -32,7 +32,7 @@ class CudaAgentProcessTest {
         try {
             int pid = (int) task.pid();
             fake.setState(pid, "running");
-            Path log = dir.resolve("cuda-plugin-watchdog.log");
+            Path log = dir.resolve("cuda-plugin-agent.log");
             ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                     "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
                     CriuStandIn.class.getName(), fake.executable.toString(), log.toString(), Integer.toString(pid),
