@@ -23,6 +23,9 @@ import static dev.criugpu.cli.check.Words.who;
  * that linger in TIME_WAIT would stop a restore on this host until they expire.
  */
 final class TcpCheck implements Check {
+    /** The CUDA plugin's restore removes TIME_WAIT entries on the image's listen ports (docs/DESIGN.md rule 13). */
+    static final String UNLESS_CUDA = ", unless criu restores it with the CUDA plugin, which removes such TIME_WAIT "
+            + "entries first";
     /**
      * States of a connection that its process has closed and the kernel still keeps, owned by no file (inode 0 in
      * /proc/net/tcp): FIN_WAIT1, FIN_WAIT2, TIME_WAIT, CLOSE, LAST_ACK, CLOSING. SYN_RECV (a connection being
@@ -150,14 +153,14 @@ final class TcpCheck implements Check {
                 total += n;
                 states.addAll(byState.keySet());
                 items.add(inStates(byState) + " on port " + port + ", which the tree listens on: a restore on this "
-                        + "host before they expire (≤ 60 s) fails with \"Address already in use\"");
+                        + "host before they expire (≤ 60 s) fails with \"Address already in use\"" + UNLESS_CUDA);
                 perPort.add(port + ": " + n);
             }
         }
         String stateNames = states.stream().map(TcpSocket::stateName).collect(Collectors.joining(" or "));
         out.addGrouped(Kind.NOTE, "tcp", "", items, total + " connections in " + stateNames + " on " + items.size()
                 + " ports the tree listens on (" + String.join(", ", perPort) + "): a restore on this host before "
-                + "they expire (≤ 60 s) fails with \"Address already in use\"");
+                + "they expire (≤ 60 s) fails with \"Address already in use\"" + UNLESS_CUDA);
     }
 
     /** "3 connection(s) in TIME_WAIT" or "3 connection(s) in TIME_WAIT and 1 in FIN_WAIT2". */

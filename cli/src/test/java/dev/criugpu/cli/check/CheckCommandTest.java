@@ -199,7 +199,7 @@ class CheckCommandTest {
         Result r = check(s.pid());
         assertEquals(0, r.status(), r.out().toString());
         assertEquals(List.of("note: 3 connection(s) in TIME_WAIT on port " + port + ", which the tree listens on: a "
-                + "restore on this host before they expire (≤ 60 s) fails with \"Address already in use\""),
+                + "restore on this host before they expire (≤ 60 s) fails with \"Address already in use\"" + TcpCheck.UNLESS_CUDA),
                 r.starting("note: 3 connection(s)"), r.out().toString());
         assertEquals("summary: nothing seen that would stop criu dump -t " + s.pid() + "; no criu option needed",
                 r.summary());
