@@ -110,7 +110,8 @@ final class JobLock {
         if (pending.isEmpty()) return new Locked(List.of(), 0, 0);
         long deadline = t0 + timeoutMs * 1_000_000L;
         int bound = pending.size() == 1 || timeoutMs != 0 && timeoutMs < firstAttemptMs ? timeoutMs : firstAttemptMs;
-        Map<Integer, Integer> busyEveryAttempt = new LinkedHashMap<>();
+        // the ranks whose lock, in some attempt, did not find their GPU work unfinished (CUDA error 600)
+        Set<Integer> notAlwaysBusy = new LinkedHashSet<>();
         for (int attempt = 1; ; attempt++) {
             int attemptMs = timeoutMs == 0 || attempt == 1 ? bound : (int) Math.max(1, Math.min(bound, leftMs(deadline)));
             Map<Integer, Throwable> failed = lockEach(pending, attemptMs);
@@ -123,8 +124,9 @@ final class JobLock {
             }
             Set<Integer> stuck = undo(pending, failed);
             for (int pid : pending) {
-                boolean busy = failed.get(pid) instanceof CudaCallException c && c.code() == cuda_h.CUDA_ERROR_NOT_READY;
-                busyEveryAttempt.merge(pid, busy ? 1 : -attempt, (a, b) -> a < 0 || b < 0 ? -1 : a + b);
+                if (!(failed.get(pid) instanceof CudaCallException c && c.code() == cuda_h.CUDA_ERROR_NOT_READY)) {
+                    notAlwaysBusy.add(pid);
+                }
             }
             String tail = pending.size() == 1 ? "the task was left running" : "every task of the job was left running";
             if (!stuck.isEmpty()) {
@@ -150,7 +152,7 @@ final class JobLock {
                 throw new NotLocked(Errno.ETIMEDOUT, "CUDA lock of the job's " + pending.size() + " tasks did not "
                         + "finish: " + attempt + " attempt(s) within " + timeoutMs + " ms (criu --timeout); "
                         + pids(failed.keySet()) + " did not lock (last error: " + lastError(failed) + "); every task "
-                        + "was left running and the dump is aborted" + waitingInCollective(busyEveryAttempt, attempt), Set.of());
+                        + "was left running and the dump is aborted" + waitingInCollective(pending, notAlwaysBusy), Set.of());
             }
             log.info("CUDA job lock attempt {} ({} ms each): {} did not lock ({}); the others were unlocked, next "
                     + "attempt in {} ms", attempt, attemptMs, failed.keySet(), lastError(failed), pauseMs);
@@ -164,10 +166,9 @@ final class JobLock {
      * collective that waits for a peer (a tensor-parallel server's rank in an NCCL broadcast for the next request,
      * measured on 2 x H200), which no driver can lock.
      */
-    private static String waitingInCollective(Map<Integer, Integer> busyEveryAttempt, int attempts) {
-        List<Integer> waiting = busyEveryAttempt.entrySet().stream().filter(e -> e.getValue() == attempts)
-                .map(Map.Entry::getKey).toList();
-        if (waiting.isEmpty() || waiting.size() == busyEveryAttempt.size()) return "";
+    private static String waitingInCollective(List<Integer> pending, Set<Integer> notAlwaysBusy) {
+        List<Integer> waiting = pending.stream().filter(p -> !notAlwaysBusy.contains(p)).toList();
+        if (waiting.isEmpty() || notAlwaysBusy.isEmpty()) return "";
         return "; " + pids(new LinkedHashSet<>(waiting)) + " had GPU work unfinished in every attempt (CUDA error 600) while "
                 + "the others locked: " + (waiting.size() == 1 ? "it waits" : "they wait") + " inside a GPU collective for "
                 + "a peer that is not coming (an NCCL broadcast for the next request, say), where no lock can stop it; a "

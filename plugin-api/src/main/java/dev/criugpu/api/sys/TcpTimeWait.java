@@ -109,16 +109,17 @@ public final class TcpTimeWait {
         return b;
     }
 
+    /** The sockid's ports are in network order, whatever the buffer's. */
+    private static int bigEndianPort(ByteBuffer in, int at) {
+        return (in.get(at) & 0xff) << 8 | in.get(at + 1) & 0xff;
+    }
+
     /** inet_diag_msg at {@code at}: family, state, timer, retrans, then the sockid. */
     private static Entry entry(ByteBuffer in, int at) {
         int family = in.get(at) & 0xff;
         int size = family == AF_INET ? 4 : 16;
-        int sport = Short.toUnsignedInt(Short.reverseBytes(in.getShort(at + 4)));
-        int dport = Short.toUnsignedInt(Short.reverseBytes(in.getShort(at + 6)));
-        if (in.order() == ByteOrder.BIG_ENDIAN) {
-            sport = Short.toUnsignedInt(in.getShort(at + 4));
-            dport = Short.toUnsignedInt(in.getShort(at + 6));
-        }
+        int sport = bigEndianPort(in, at + 4);
+        int dport = bigEndianPort(in, at + 6);
         byte[] src = new byte[size];
         byte[] dst = new byte[size];
         in.get(at + 8, src);
