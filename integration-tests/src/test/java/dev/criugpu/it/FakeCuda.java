@@ -48,8 +48,13 @@ public final class FakeCuda {
         container.writeFile(dir + "/state-" + pid, state + "\n", 0644);
     }
 
+    /**
+     * The script's word for {@code pid}; "" while it has none. Read with cat, not a copy out of the container: the
+     * script rewrites the file while tests poll it, and Docker's archive of a file being written comes out truncated.
+     */
     public String state(int pid) {
-        return container.readFileIfExists(dir + "/state-" + pid).strip();
+        CommandResult r = container.exec("cat", dir + "/state-" + pid);
+        return r.succeeded() ? r.stdout().strip() : "";
     }
 
     /** Waits until the script says {@code pid} is in {@code state}. */
