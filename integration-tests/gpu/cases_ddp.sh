@@ -40,8 +40,10 @@ ranks_advance() {
 # rank_pids ROOT: the ranks (children of the launcher), one a line
 rank_pids() { cat /proc/"$1"/task/*/children 2>/dev/null | tr ' ' '\n' | grep .; }
 
-# losses LOG: "rank step loss" lines, sorted, for comparison with the reference run
-losses() { sed -n 's/^\[rank \([0-9]*\)\] step \([0-9]*\) loss \(.*\)$/\1 \2 \3/p' "$1" | sort -k1,1n -k2,2n -u; }
+# losses_upto LOG N: "rank step loss" lines of steps 0..N, sorted, for comparison with the reference run
+losses_upto() {
+    sed -n 's/^\[rank \([0-9]*\)\] step \([0-9]*\) loss \(.*\)$/\1 \2 \3/p' "$1" | awk -v n="$2" '$2 <= n' | sort -k1,1n -k2,2n -u
+}
 
 # listen_timewait IMG_LOG: for each TCP_LISTEN port criu dumped, the TIME_WAIT entries on it now (/proc/net/tcp*)
 listen_timewait() {
@@ -82,10 +84,83 @@ kill_job() {
     wait_gone 30 $(tree_pids "$JOB") 2>/dev/null
 }
 
+# gpu_uuid INDEX
+gpu_uuid() { nvidia-smi --query-gpu=uuid --format=csv,noheader -i "$1"; }
+
+# gpu_of PID: the uuid of the GPU PID computes on (nvidia-smi), empty if none
+gpu_of() { nvidia-smi --query-compute-apps=pid,gpu_uuid --format=csv,noheader | awk -F', ' -v p="$1" '$1 == p {print $2; exit}'; }
+
+# rank_pid LOG R: the pid rank R printed at start
+rank_pid() { sed -n "s/^\[rank $2\] ready pid=\([0-9]*\) .*/\1/p" "$1" | head -n1; }
+
+# in_fresh_netns CMD...: CMD in a new network namespace with only loopback up, as on a host the job never ran on
+in_fresh_netns() {
+    unshare -n python3 -c 'import fcntl, os, socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+fcntl.ioctl(s, 0x8914, struct.pack("16sH22x", b"lo", 0x1 | 0x8 | 0x40))  # SIOCSIFFLAGS: UP LOOPBACK RUNNING
+os.execvp(sys.argv[1], sys.argv[1:])' "$@"
+}
+
+# restore_cycles NAME: RESTORES times (default 5): dump the job (not -R), restore it as soon as its pids are gone,
+# onto its GPUs rotated by one (CRIU_CUDA_DEVICE_MAP), the job steps on; every first try must succeed. With
+# ANOTHER_HOST=1 and twice the job's GPUs on the host, one more cycle restores as on another host: in a fresh
+# network namespace, the job's GPUs treated as absent (automatic mapping onto the others). Clears ok on failure.
+restore_cycles() {
+    local name="$1" cycles="${RESTORES:-5}" c r t0 try img map first_ok=0 u=() absent="" want on
+    for ((r = 0; r < RANKS; r++)); do u+=("$(gpu_uuid "$r")"); done
+    map=$(for ((r = 0; r < RANKS; r++)); do printf '%s=%s,' "${u[r]}" "${u[(r + 1) % RANKS]}"; done)
+    map=${map%,}
+    local total=$cycles another=0
+    if [[ "${ANOTHER_HOST:-0}" == 1 ]] && ((NGPU >= 2 * RANKS)); then another=1; total=$((cycles + 1)); fi
+    for ((c = 1; c <= total && ok; c++)); do
+        img="$IMG_ROOT/$name-c$c"
+        mapfile -t TREE_PIDS < <(tree_pids "$JOB")
+        if ! criu_cmd "$name-c$c" dump "$img" -t "$JOB" --lib "$PLUGIN_DIR" "${JOB_CRIU_OPTS[@]}"; then
+            fail "$name" "dump $c failed: $(grep -E 'Error' "$LOGS/$name-c$c.dump.log" | grep -v RLIMIT | head -n1)"; ok=0; break
+        fi
+        t0=$(now_s)
+        note "INFO $name: dump $c in ${CRIU_SECS}s; on its listen ports now: $(listen_timewait "$LOGS/$name-c$c.dump.log")"
+        wait_gone 30 "${TREE_PIDS[@]}" || note "INFO $name: dumped pids not gone in 30 s"
+        local prefix=() kind="rotated GPUs"
+        if ((another && c == total)); then
+            absent=$(IFS=,; echo "${u[*]}")
+            CRIU_ENV=(CRIU_CUDA_TREAT_ABSENT="$absent"); prefix=(in_fresh_netns); kind="another host"
+        else
+            CRIU_ENV=(CRIU_CUDA_DEVICE_MAP="$map")
+        fi
+        for try in 1 2 3 4 5 6 7 8; do
+            note "INFO $name: restore $c try $try starts $(elapsed "$t0")s after the dump"
+            CRIU_PREFIX=("${prefix[@]}")
+            criu_cmd "$name-c$c-try$try" restore "$img" -d --lib "$PLUGIN_DIR" "${JOB_CRIU_OPTS[@]}" && break
+            note "INFO $name: restore $c try $try failed: $(grep -E 'Error' "$LOGS/$name-c$c-try$try.restore.log" | grep -v RLIMIT | head -n1)"
+            sleep 10
+        done
+        CRIU_ENV=(); CRIU_PREFIX=()
+        ((try > 8)) && { fail "$name" "restore $c failed 8 times"; ok=0; break; }
+        if ((try == 1)); then first_ok=$((first_ok + 1)); else fail "$name-restore-right-after" "restore $c ($kind) failed, try $try worked at $(elapsed "$t0")s"; fi
+        note "INFO $name: restore $c ($kind) in ${CRIU_SECS}s $(grep -h -o 'port [0-9]*: removed .*' "$LOGS/$name-c$c-try1.restore.log" | sort -u | head -n 2 | tr '\n' ' ')"
+        rm -rf "$img"
+        ranks_advance "$JOBLOG" 60 || { fail "$name" "no steps after restore $c"; ok=0; break; }
+        for ((r = 0; r < RANKS; r++)); do
+            on=$(gpu_of "$(rank_pid "$JOBLOG" "$r")")
+            if ((another && c == total)); then
+                [[ -n "$on" && ",$absent," != *",$on,"* ]] || { fail "$name-another-host" "rank $r runs on '$on', one of the GPUs treated as absent"; ok=0; }
+            else
+                want=${u[(r + c) % RANKS]}
+                [[ "$on" == "$want" ]] || { fail "$name-rotated-gpus" "after restore $c rank $r runs on '$on', not $want"; ok=0; }
+            fi
+        done
+    done
+    note "INFO $name: $first_ok of $total restores right after the dump worked at the first try"
+    ((ok && first_ok == total)) && pass "$name-restore-right-after"
+    ((ok)) && pass "$name-rotated-gpus"
+    ((ok && another)) && pass "$name-another-host"
+}
+
 # case_socket_rounds NAME: the socket-transport job with a reference run beside it; dump -R at DUMPS random moments,
-# then dump and restore right after; the job's losses equal the reference's bit for bit
+# then restore_cycles; the job's losses equal the reference's bit for bit
 case_socket_rounds() {
-    local name="$1" steps="${DDP_STEPS:-4000}" i ok=1 ref reflog t0 tw try
+    local name="$1" steps="${DDP_STEPS:-100000000}" i ok=1 ref reflog
     ddp_start "$name-reference" 29621 "$steps" "${SOCKET_ENV[@]}"
     ref=$JOB; reflog=$JOBLOG
     ddp_start "$name" 29631 "$steps" "${SOCKET_ENV[@]}"
@@ -99,53 +174,21 @@ case_socket_rounds() {
         rm -rf "$IMG_ROOT/$name-R$i"
         ranks_advance "$JOBLOG" 30 || { fail "$name" "no steps after dump -R $i"; ok=0; break; }
     done
+    ((ok)) && restore_cycles "$name"
     if ((ok)); then
-        mapfile -t TREE_PIDS < <(tree_pids "$JOB")
-        if ! criu_cmd "$name-final" dump "$IMG_ROOT/$name" -t "$JOB" --lib "$PLUGIN_DIR" "${JOB_CRIU_OPTS[@]}"; then
-            fail "$name" "the final dump failed: $(grep -E 'Error' "$LOGS/$name-final.dump.log" | grep -v RLIMIT | head -n1)"; ok=0
-        fi
-    fi
-    if ((ok)); then
-        note "INFO $name: final dump in ${CRIU_SECS}s; on its listen ports now: $(listen_timewait "$LOGS/$name-final.dump.log")"
-        wait_gone 30 "${TREE_PIDS[@]}" || note "INFO $name: dumped pids not gone in 30 s"
-        local swap="" u0 u1
-        if ((RANKS == 2)); then
-            u0=$(nvidia-smi --query-gpu=uuid --format=csv,noheader -i 0); u1=$(nvidia-smi --query-gpu=uuid --format=csv,noheader -i 1)
-            swap="$u0=$u1,$u1=$u0"
-        fi
-        CRIU_ENV=(${swap:+CRIU_CUDA_DEVICE_MAP=$swap})
-        t0=$(now_s)
-        for try in 1 2 3 4 5 6 7 8; do
-            criu_cmd "$name-try$try" restore "$IMG_ROOT/$name" -d --lib "$PLUGIN_DIR" "${JOB_CRIU_OPTS[@]}" && break
-            note "INFO $name: restore try $try at $(elapsed "$t0")s failed: $(grep -E 'Error' "$LOGS/$name-try$try.restore.log" | grep -v RLIMIT | head -n1); TIME_WAIT on listen ports: $(listen_timewait "$LOGS/$name-final.dump.log")"
-            sleep 10
-        done
-        if ((try > 1)); then
-            fail "$name-restore-right-after" "the restore right after the dump failed; try $try worked at $(elapsed "$t0")s"
-        else
-            pass "$name-restore-right-after"
-        fi
-        note "INFO $name: $(grep -h -o 'port [0-9]*: removed .*' "$LOGS/$name-try1.restore.log" | sort -u | head -n 3 | tr '\n' ' ')"
-        CRIU_ENV=()
-        ranks_advance "$JOBLOG" 60 || { fail "$name" "no steps after the restore"; ok=0; }
-        if [[ -n "$swap" ]] && ((ok)); then
-            local r0 on
-            r0=$(sed -n 's/^\[rank 0\] ready pid=\([0-9]*\) .*/\1/p' "$JOBLOG" | head -n1)
-            on=$(nvidia-smi --query-compute-apps=pid,gpu_uuid --format=csv,noheader | awk -F', ' -v p="$r0" '$1 == p {print $2}')
-            [[ "$on" == "$u1" ]] && pass "$name-swapped-gpus" || fail "$name-swapped-gpus" "rank 0 (pid $r0) runs on '$on', not GPU 1 ($u1)"
-        fi
-    fi
-    if ((ok)); then
-        local r
-        for ((r = 0; r < RANKS; r++)); do
-            wait_for "$JOBLOG" "^\[rank $r\] done " 600 || { fail "$name" "rank $r did not finish"; ok=0; }
-            wait_for "$reflog" "^\[rank $r\] done " 600 || { fail "$name" "the reference's rank $r did not finish"; ok=0; }
-        done
-        grep -q 'extra=bad' "$JOBLOG" && { fail "$name" "device memory differs after the restore"; ok=0; }
-        if ((ok)) && cmp -s <(losses "$JOBLOG") <(losses "$reflog") && [[ $(losses "$JOBLOG" | wc -l) -eq $((steps * RANKS)) ]]; then
+        # both runs to the same step, 20 past the furthest rank's after the last restore; compared up to it
+        local r last=0 n
+        for ((r = 0; r < RANKS; r++)); do n=$(steps_of "$JOBLOG" "$r"); ((n > last)) && last=$n; done
+        last=$((last + 20))
+        ranks_step "$JOBLOG" "$last" 120 || { fail "$name" "the job did not reach step $last"; ok=0; }
+        ranks_step "$reflog" "$last" 600 || { fail "$name" "the reference did not reach step $last"; ok=0; }
+        grep -q 'extra=bad' "$JOBLOG" && { fail "$name" "device memory differs after a restore: $(grep -m1 'extra=bad' "$JOBLOG")"; ok=0; }
+        if ((ok)) && cmp -s <(losses_upto "$JOBLOG" "$last") <(losses_upto "$reflog" "$last") \
+            && [[ $(losses_upto "$JOBLOG" "$last" | wc -l) -eq $(((last + 1) * RANKS)) ]]; then
             pass "$name"
+            note "INFO $name: losses of steps 0-$last of $RANKS ranks equal the reference's"
         elif ((ok)); then
-            fail "$name" "losses differ from the reference run ($(diff <(losses "$JOBLOG") <(losses "$reflog") | head -n 2 | tr '\n' ' '))"
+            fail "$name" "losses differ from the reference run ($(diff <(losses_upto "$JOBLOG" "$last") <(losses_upto "$reflog" "$last") | head -n 2 | tr '\n' ' '))"
         fi
     fi
     kill_job

@@ -3,7 +3,8 @@
 Started without RANK in the environment it is the launcher: it starts --ranks ranks as new processes (exec of this
 script, as a plain launcher does) and waits for them. Started by torchrun (RANK set) it is one rank.
 Each rank holds --extra-mib MiB of device memory filled with a pattern that depends on its rank, prints
-"[rank R] step N loss HEX" (float.hex: exact) after every step, and at the end "[rank R] done steps=S extra=ok|bad".
+"[rank R] step N loss HEX" (float.hex: exact) after every step, "[rank R] extra=bad at step N" when the pattern
+(checked every 200 steps) is gone, and at the end "[rank R] done steps=S extra=ok|bad".
 Losses depend only on (rank, step), so a job restored mid-way can be compared with an uninterrupted one.
 
 usage: python3 ddp_train.py [--ranks N] [--steps S] [--extra-mib M] [--hidden H] [--port P]
@@ -74,6 +75,8 @@ def rank_main(args):
         loss.backward()
         opt.step()
         say(f"[rank {rank}] step {step} loss {loss.item().hex()}")
+        if step % 200 == 199 and not torch.equal(extra, torch.arange(n, device=dev, dtype=torch.int32) * 7 + rank):
+            say(f"[rank {rank}] extra=bad at step {step}")
     ok = bool(torch.equal(extra, torch.arange(n, device=dev, dtype=torch.int32) * 7 + rank))
     say(f"[rank {rank}] done steps={args.steps} extra={'ok' if ok else 'bad'}")
     dist.destroy_process_group()

@@ -173,12 +173,13 @@ pack_logs() { tar -C "$OUT_DIR" -czf "$OUT_DIR/logs.tar.gz" logs && rm -rf "$LOG
 # criu_cmd NAME ACTION IMG [ARGS...]: criu ACTION -D IMG, log at $LOGS/NAME.ACTION.log, output at .out;
 # sets CRIU_SECS (wall time). CRIU_ENV (an array of VAR=VALUE) is criu's extra environment.
 CRIU_ENV=()
+CRIU_PREFIX=()   # a command criu runs under, such as in_fresh_netns
 criu_cmd() {
     local name="$1" action="$2" img="$3" t0 rc=0
     shift 3
     mkdir -p "$img"
     t0=$(now_s)
-    env "${CRIU_ENV[@]}" timeout -k 10 "${CRIU_CMD_TIMEOUT:-180}" "$CRIU" "$action" -D "$img" -o "$LOGS/$name.$action.log" -v4 "$@" \
+    "${CRIU_PREFIX[@]}" env "${CRIU_ENV[@]}" timeout -k 10 "${CRIU_CMD_TIMEOUT:-180}" "$CRIU" "$action" -D "$img" -o "$LOGS/$name.$action.log" -v4 "$@" \
         >"$LOGS/$name.$action.out" 2>&1 || rc=$?
     CRIU_SECS=$(elapsed "$t0")
     return $rc

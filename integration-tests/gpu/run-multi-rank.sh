@@ -7,7 +7,10 @@
 # Env: RANK_CASES "defaults-refused socket-rounds torchrun-check tp-serving tp-idle-in-collective" (a subset, in order;
 #                  the tp-* cases were written in session 11 and have not run on a GPU yet)
 #      RANKS       ranks of the job (default: every GPU), EXTRA_MIB device memory per rank (default 2048)
-#      DUMPS       dump -R rounds at random moments before the final dump (default 3), DDP_STEPS (default 4000)
+#      DUMPS       dump -R rounds at random moments (default 3), then RESTORES dump + restore-right-after cycles onto
+#                  the job's GPUs rotated by one (default 5); ANOTHER_HOST=1 adds a cycle restored in a fresh network
+#                  namespace with the job's GPUs treated as absent (needs twice the job's GPUs); DDP_STEPS (default:
+#                  no end: both runs are compared up to a step past the last restore)
 set -uo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"   # sets GPU_DIR
 start_host_script "$@"
