@@ -7,6 +7,20 @@ SOCKET_ENV=(NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 NCCL_SOCKET_
 # NCCL's defaults otherwise (P2P over NVLink): what issue 31 A froze.
 DEFAULTS_ENV=(NCCL_IB_DISABLE=1 NCCL_SOCKET_IFNAME=lo NCCL_NVLS_ENABLE=0 USE_LIBUV=0)
 JOB_CRIU_OPTS=(--tcp-established --ghost-limit 512M --network-lock nftables)
+# what socket-rounds dumps and restores with: criu-gpu check's options for the live job (check_options), verbatim
+DUMP_OPTS=("${JOB_CRIU_OPTS[@]}")
+RESTORE_OPTS=("${JOB_CRIU_OPTS[@]}")
+
+# check_options NAME: criu-gpu check on the live job; DUMP_OPTS and RESTORE_OPTS become the options its summary
+# line names ("options: criu dump -t PID OPTS, criu restore OPTS"); 1 when it names none
+check_options() {
+    local name="$1" line
+    "$PLUGIN_DIR/bin/criu-gpu" check "$JOB" >"$LOGS/$name.check" 2>&1
+    line=$(grep -m1 '^summary:.*options: criu dump -t' "$LOGS/$name.check") || return 1
+    read -r -a DUMP_OPTS <<<"$(sed -n 's/.*options: criu dump -t [0-9]*\(.*\), criu restore.*/\1/p; t; s/.*options: criu dump -t [0-9]*\(.*\)$/\1/p' <<<"$line")"
+    read -r -a RESTORE_OPTS <<<"$(sed -n 's/.*, criu restore\(.*\)$/\1/p' <<<"$line")"
+    note "INFO $name: criu-gpu check's options: dump ${DUMP_OPTS[*]}; restore ${RESTORE_OPTS[*]}"
+}
 
 # ddp_start NAME PORT STEPS ENV...: the job in its own session; sets JOB (the launcher) and JOBLOG
 ddp_start() {
@@ -115,7 +129,7 @@ restore_cycles() {
     for ((c = 1; c <= total && ok; c++)); do
         img="$IMG_ROOT/$name-c$c"
         mapfile -t TREE_PIDS < <(tree_pids "$JOB")
-        if ! criu_cmd "$name-c$c" dump "$img" -t "$JOB" --lib "$PLUGIN_DIR" "${JOB_CRIU_OPTS[@]}"; then
+        if ! criu_cmd "$name-c$c" dump "$img" -t "$JOB" --lib "$PLUGIN_DIR" "${DUMP_OPTS[@]}"; then
             fail "$name" "dump $c failed: $(grep -E 'Error' "$LOGS/$name-c$c.dump.log" | grep -v RLIMIT | head -n1)"; ok=0; break
         fi
         t0=$(now_s)
@@ -131,7 +145,7 @@ restore_cycles() {
         for try in 1 2 3 4 5 6 7 8; do
             note "INFO $name: restore $c try $try starts $(elapsed "$t0")s after the dump"
             CRIU_PREFIX=("${prefix[@]}")
-            criu_cmd "$name-c$c-try$try" restore "$img" -d --lib "$PLUGIN_DIR" "${JOB_CRIU_OPTS[@]}" && break
+            criu_cmd "$name-c$c-try$try" restore "$img" -d --lib "$PLUGIN_DIR" "${RESTORE_OPTS[@]}" && break
             note "INFO $name: restore $c try $try failed: $(grep -E 'Error' "$LOGS/$name-c$c-try$try.restore.log" | grep -v RLIMIT | head -n1)"
             sleep 10
         done
@@ -157,17 +171,19 @@ restore_cycles() {
     ((ok && another)) && pass "$name-another-host"
 }
 
-# case_socket_rounds NAME: the socket-transport job with a reference run beside it; dump -R at DUMPS random moments,
-# then restore_cycles; the job's losses equal the reference's bit for bit
+# case_socket_rounds NAME: the socket-transport job with a reference run beside it, dumped and restored with the
+# options criu-gpu check names for it; dump -R at DUMPS random moments, then restore_cycles; the job's losses equal
+# the reference's bit for bit
 case_socket_rounds() {
     local name="$1" steps="${DDP_STEPS:-100000000}" i ok=1 ref reflog
     ddp_start "$name-reference" 29621 "$steps" "${SOCKET_ENV[@]}"
     ref=$JOB; reflog=$JOBLOG
     ddp_start "$name" 29631 "$steps" "${SOCKET_ENV[@]}"
     ranks_step "$JOBLOG" 20 240 || { fail "$name" "the job never reached step 20: $(tail -n2 "$JOBLOG" | tr '\n' ' ')"; kill_job; return; }
-    for ((i = 1; i <= DUMPS; i++)); do
+    check_options "$name" || { fail "$name-check-options" "criu-gpu check named no options: $(tail -n1 "$LOGS/$name.check")"; ok=0; }
+    for ((i = 1; i <= DUMPS && ok; i++)); do
         sleep "$(awk -v s="$RANDOM" 'BEGIN { srand(s); printf "%.2f", 0.5 + rand() * 3 }')"   # a random moment
-        if ! criu_cmd "$name-R$i" dump "$IMG_ROOT/$name-R$i" -t "$JOB" -R --lib "$PLUGIN_DIR" "${JOB_CRIU_OPTS[@]}"; then
+        if ! criu_cmd "$name-R$i" dump "$IMG_ROOT/$name-R$i" -t "$JOB" -R --lib "$PLUGIN_DIR" "${DUMP_OPTS[@]}"; then
             fail "$name" "dump -R $i failed: $(grep -E 'Error' "$LOGS/$name-R$i.dump.log" | grep -v RLIMIT | head -n1)"; ok=0; break
         fi
         note "INFO $name: dump -R $i in ${CRIU_SECS}s ($(grep -m1 -o 'CUDA job locked: .*' "$LOGS/$name-R$i.dump.log"))"
@@ -175,6 +191,7 @@ case_socket_rounds() {
         ranks_advance "$JOBLOG" 30 || { fail "$name" "no steps after dump -R $i"; ok=0; break; }
     done
     ((ok)) && restore_cycles "$name"
+    ((ok)) && pass "$name-check-options"
     if ((ok)); then
         # both runs to the same step, 20 past the furthest rank's after the last restore; compared up to it
         local r last=0 n
