@@ -5,7 +5,8 @@
 #   upstream  the same criu binary + CRIU's own cuda_plugin.so (built from Debian's criu 4.2.1 source) and NVIDIA's
 #             cuda-checkpoint on PATH (both from the bundle's upstream.tar.xz)
 #   manual    the driver API called by a helper before and after plain criu (cuda_ckpt suspend / resume)
-# Diagnostic flows (BENCH_FLOWS): ours-seq (CRIU_CUDA_PARALLEL=0), ours-cli (CRIU_CUDA_BACKEND=cli: no libcuda in
+# base (BENCH_FLOWS): the same as ours with the plugin dir of another commit (build-bundle.sh BASE_PLUGIN_DIR=...),
+# for "must not get slower" comparisons in one run. Diagnostic flows (BENCH_FLOWS): ours-seq (CRIU_CUDA_PARALLEL=0), ours-cli (CRIU_CUDA_BACKEND=cli: no libcuda in
 # criu), ours-noagent (CRIU_CUDA_GUARD=0: the driver calls in criu's JVM, no agent), manual-par (the manual flow with
 # one cuda_ckpt per task, all at once, as our plugin checkpoints and restores a tree). The flows take turns at going
 # first in a round (round r starts with flow r mod N), and BENCH_WARM_GIB (default 0) GiB of /dev/shm are written
@@ -23,7 +24,7 @@
 #      BENCH_WARMUP_CYCLE  default 1: one untimed cycle (round 0: first case, first flow) before the rounds
 #      BENCH_CPU     1: also LOGS/NAME.cpu, the busiest threads and vmstat during criu's page dump (cpu_window.py)
 # Output: OUT_DIR/phases.md (the table), OUT_DIR/phases.tsv (one line per command), OUT_DIR/fixed.md (our plugin's
-# fixed cost: "enabled" to the first lock, and to the end of restore init), OUT_DIR/summary.txt.
+# fixed cost: "enabled" to the first lock, and to the end of restore init; ours and base), OUT_DIR/summary.txt.
 set -uo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"   # sets GPU_DIR
 start_host_script "$@"
@@ -38,6 +39,7 @@ unpack_bundle "$bundle" || { echo "cannot unpack $bundle" >&2; exit 1; }
 build_programs >"$LOGS/build.out" 2>&1 || { echo "building the test programs failed" >&2; exit 1; }
 [[ -n "$PLUGIN_DIR" ]] || { echo "the bundle has no plugin dir" >&2; exit 1; }
 if [[ " $FLOWS " == *" upstream "* ]] && ! upstream_ready; then echo "$CKPT_WHY" >&2; exit 1; fi
+if [[ " $FLOWS " == *" base "* && -z "$BASE_PLUGIN_DIR" ]]; then echo "flow base: the bundle has no criu-lib-base.tar.xz" >&2; exit 1; fi
 
 # ts LOG ERE [last]: the criu timestamp (seconds) of the first (or last) line matching ERE; empty when none
 ts() {
@@ -100,6 +102,8 @@ watch_thp() {
 cycle() {
     local flow="$1" mib="$2" children="$3" round="$4" name img ok=yes dump_s restore_s helper_d=0 helper_r=0
     local -a env=()
+    local lib="$PLUGIN_DIR"
+    [[ "$flow" == base ]] && lib="$BASE_PLUGIN_DIR"
     name="ph-$flow-$mib-$children-$round"
     img="$IMG_ROOT/$name"
     case "$flow" in
@@ -126,7 +130,7 @@ cycle() {
             helper_d=$HELPER_SECS
             criu_cmd "$name" dump "$img" -t "$ROOT" --lib "$EMPTY_LIB" || ok="dump" ;;
         upstream) criu_with_upstream "$name" dump "$img" -t "$ROOT" || ok="dump" ;;
-        *) criu_cmd "$name" dump "$img" -t "$ROOT" --lib "$PLUGIN_DIR" || ok="dump" ;;
+        *) criu_cmd "$name" dump "$img" -t "$ROOT" --lib "$lib" || ok="dump" ;;
     esac
     dump_s=$CRIU_SECS
     wait "$THP_WATCHER" 2>/dev/null
@@ -147,7 +151,7 @@ cycle() {
                 fi
                 helper_r=$HELPER_SECS ;;
             upstream) criu_with_upstream "$name" restore "$img" -d || ok="restore"; restore_s=$CRIU_SECS ;;
-            *) criu_cmd "$name" restore "$img" -d --lib "$PLUGIN_DIR" || ok="restore"; restore_s=$CRIU_SECS ;;
+            *) criu_cmd "$name" restore "$img" -d --lib "$lib" || ok="restore"; restore_s=$CRIU_SECS ;;
         esac
     fi
     if [[ "$ok" == yes ]]; then

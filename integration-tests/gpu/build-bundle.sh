@@ -17,7 +17,9 @@
 # Env: JAVA_HOME (default: the JDK integration-tests/find-jdk.sh finds), DEBIAN_MIRROR (default http://deb.debian.org/debian),
 #      PLUGIN_DIR (default native/target/criu-lib), BUNDLE_CACHE (default /var/tmp/criu-gpu-bundle-cache),
 #      CUDA_CHECKPOINT (path of NVIDIA's cuda-checkpoint binary to carry; never committed, fetched from
-#      github:NVIDIA/cuda-checkpoint by whoever builds the bundle), UPSTREAM=0 to leave upstream's plugin out.
+#      github:NVIDIA/cuda-checkpoint by whoever builds the bundle), UPSTREAM=0 to leave upstream's plugin out,
+#      BASE_PLUGIN_DIR (a criu-lib built from another commit, e.g. in a git worktree: packed as criu-lib-base.tar.xz,
+#      the "base" flow of bench-phases.sh).
 set -euo pipefail
 
 REPO="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
@@ -152,13 +154,15 @@ build_jdk() {
 }
 
 # ------------------------------------------------------------------ plugin dir copy
+# build_plugin_dir [SOURCE NAME]: SOURCE (default PLUGIN_DIR) copied to $E2E_ROOT/NAME (default criu-lib)
 build_plugin_dir() {
-    if [[ ! -f "$PLUGIN_DIR/cuda_plugin.so" ]]; then
-        log "no $PLUGIN_DIR/cuda_plugin.so yet: bundle carries no plugin dir (run 'mvn -B install' first)"
+    local src="${1:-$PLUGIN_DIR}" name="${2:-criu-lib}"
+    if [[ ! -f "$src/cuda_plugin.so" ]]; then
+        log "no $src/cuda_plugin.so yet: bundle carries no $name (run 'mvn -B install' first)"
         return 0
     fi
-    local dest="$E2E_ROOT/criu-lib" cfg
-    cp -a "$PLUGIN_DIR" "$dest"
+    local dest="$E2E_ROOT/$name" cfg
+    cp -a "$src" "$dest"
     cfg="$dest/java/criu-gpu.cfg"
     [[ -f "$cfg" ]] || die "$PLUGIN_DIR/java/criu-gpu.cfg is missing"
     # make-aot.sh points the copy at the jlinked JDK: java.home and java/jvm.options name both by the absolute paths
@@ -166,7 +170,7 @@ build_plugin_dir() {
     log "pointing the plugin dir at the jlinked runtime and rebuilding its AOT cache"
     bash "$REPO/native/make-aot.sh" "$E2E_ROOT/jdk" "$dest" >"$STAGE/make-aot.log" 2>&1 \
         || { cat "$STAGE/make-aot.log" >&2; die "native/make-aot.sh failed"; }
-    log "criu-lib: $(du -sh "$dest" | cut -f1); cfg: $(grep -c . "$cfg") lines"
+    log "$name: $(du -sh "$dest" | cut -f1); cfg: $(grep -c . "$cfg") lines"
 }
 
 # ------------------------------------------------------------------ upstream's plugin (compatibility oracle)
@@ -199,7 +203,8 @@ main() {
     build_jdk
     build_plugin_dir
     build_upstream
-    for part in criu jdk criu-lib upstream; do
+    [[ -n "${BASE_PLUGIN_DIR:-}" ]] && build_plugin_dir "$BASE_PLUGIN_DIR" criu-lib-base
+    for part in criu jdk criu-lib criu-lib-base upstream; do
         [[ -d "$E2E_ROOT/$part" ]] && pack "$part"
     done
     {
@@ -208,6 +213,7 @@ main() {
         echo "jdk: $("$E2E_ROOT/jdk/bin/java" -version 2>&1 | head -n1)"
         echo "jdk modules: $("$E2E_ROOT/jdk/bin/java" --list-modules | cut -d@ -f1 | paste -sd,)"
         echo "plugin dir: $([[ -d "$E2E_ROOT/criu-lib" ]] && echo "from $PLUGIN_DIR" || echo none)"
+        echo "base plugin dir: $([[ -d "$E2E_ROOT/criu-lib-base" ]] && echo "from $BASE_PLUGIN_DIR" || echo none)"
         (cd "$STAGE/out" && ls -l *.tar.xz && sha256sum *.tar.xz)
     } >"$STAGE/out/MANIFEST.txt"
     rm -rf "$OUT"

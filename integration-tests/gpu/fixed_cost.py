@@ -1,4 +1,5 @@
-"""Our plugin's fixed cost per command, from bench-phases.sh's criu logs (-v4 timestamps), medians per case:
+"""Our plugin's fixed cost per command, from bench-phases.sh's criu logs (-v4 timestamps), medians per case and flow
+(ours, and base: the plugin dir of another commit):
 dump: "cuda_plugin: enabled" to the first lock ("CUDA locked in", or "CUDA job locked:" for a tree); restore: "enabled" to the end of the plugin's init
 ("JVM threads after init"). A second table splits the dump's span into its steps, each ending at the first line that
 marks it: criu's JVM up to init's first line, on to the first PAUSE_DEVICES, the wait there for the CUDA agent (its
@@ -86,32 +87,32 @@ def drains(logdir):
 def main(logdir):
     cases = {}
     split = {}
-    for log in sorted(pathlib.Path(logdir).glob("ph-ours-*.*.log")):
-        m = re.fullmatch(r"ph-ours-(\d+)-(\d+)-[1-9]\d*", log.name.split(".")[0])
+    for log in sorted(pathlib.Path(logdir).glob("ph-*.*.log")):
+        m = re.fullmatch(r"ph-(ours|base)-(\d+)-(\d+)-[1-9]\d*", log.name.split(".")[0])
         if m is None:
-            continue  # a diagnostic flow (ours-seq, ours-cli, ...) or the warm-up cycle
-        mib, children = m.groups()
+            continue  # another flow (upstream, manual, ours-seq, ...) or the warm-up cycle
+        flow, mib, children = m.group(1), int(m.group(2)), int(m.group(3))
         kind = log.name.split(".")[1]
         ms = span(log, "cuda_plugin: enabled",
                   ("CUDA locked in", "CUDA job locked:") if kind == "dump" else ("JVM threads after init",))
         if ms is not None:
-            cases.setdefault((int(mib), int(children)), {}).setdefault(kind, []).append(ms)
+            cases.setdefault((mib, children, flow), {}).setdefault(kind, []).append(ms)
         marks = steps(log) if kind == "dump" else None
         if marks is not None:
-            split.setdefault((int(mib), int(children)), []).append(marks)
-    print("| case | rounds | enabled -> first lock (dump) | enabled -> end of init (restore) |")
-    print("|---|---|---|---|")
-    for (mib, children), kinds in sorted(cases.items()):
+            split.setdefault((mib, children, flow), []).append(marks)
+    print("| case | flow | rounds | enabled -> first lock (dump) | enabled -> end of init (restore) |")
+    print("|---|---|---|---|---|")
+    for (mib, children, flow), kinds in sorted(cases.items()):
         name = f"{children + 1} x {mib} MiB" if children else f"1 process, {mib} MiB"
         cell = lambda k: f"{statistics.median(kinds[k]):.0f} ms (min {min(kinds[k]):.0f}, max {max(kinds[k]):.0f})" if k in kinds else "NA"
-        print(f"| {name} | {len(kinds.get('dump', []))} | {cell('dump')} | {cell('restore')} |")
+        print(f"| {name} | {flow} | {len(kinds.get('dump', []))} | {cell('dump')} | {cell('restore')} |")
     print()
-    print("| case | rounds | " + " | ".join(step for step, _ in DUMP_STEPS) + " |")
-    print("|---|---|" + "---|" * len(DUMP_STEPS))
-    for (mib, children), rows in sorted(split.items()):
+    print("| case | flow | rounds | " + " | ".join(step for step, _ in DUMP_STEPS) + " |")
+    print("|---|---|---|" + "---|" * len(DUMP_STEPS))
+    for (mib, children, flow), rows in sorted(split.items()):
         name = f"{children + 1} x {mib} MiB" if children else f"1 process, {mib} MiB"
         cols = [f"{statistics.median(r[i] for r in rows):.0f} ms" for i in range(len(DUMP_STEPS))]
-        print(f"| {name} | {len(rows)} | " + " | ".join(cols) + " |")
+        print(f"| {name} | {flow} | {len(rows)} | " + " | ".join(cols) + " |")
     print()
     print("| case | flow | rounds | criu's first drain of a task's files (median, max) |")
     print("|---|---|---|---|")

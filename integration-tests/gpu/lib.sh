@@ -11,20 +11,22 @@ unpack_bundle() {
     [[ -f "$bundle/criu.tar.xz" && -f "$bundle/jdk.tar.xz" ]] || { echo "no criu.tar.xz/jdk.tar.xz in $bundle" >&2; return 1; }
     rm -rf "$E2E_ROOT"
     mkdir -p "$E2E_ROOT/empty-lib" "$E2E_ROOT/bin"
-    for part in criu jdk criu-lib upstream; do
+    for part in criu jdk criu-lib criu-lib-base upstream; do
         [[ -f "$bundle/$part.tar.xz" ]] && tar -C "$E2E_ROOT" -xJf "$bundle/$part.tar.xz"
     done
     CRIU="$E2E_ROOT/criu/criu"
     JDK="$E2E_ROOT/jdk"
     PLUGIN_DIR=""
     [[ -f "$E2E_ROOT/criu-lib/cuda_plugin.so" ]] && PLUGIN_DIR="$E2E_ROOT/criu-lib"
+    BASE_PLUGIN_DIR=""   # the plugin dir of another commit, for side-by-side benchmarks (build-bundle.sh)
+    [[ -f "$E2E_ROOT/criu-lib-base/cuda_plugin.so" ]] && BASE_PLUGIN_DIR="$E2E_ROOT/criu-lib-base"
     EMPTY_LIB="$E2E_ROOT/empty-lib"
     BIN="$E2E_ROOT/bin"
     # upstream's plugin dir (its cuda_plugin.so only) and NVIDIA's cuda-checkpoint, when the bundle carries them
     UPSTREAM_LIB=""
     [[ -f "$E2E_ROOT/upstream/lib/cuda_plugin.so" ]] && UPSTREAM_LIB="$E2E_ROOT/upstream/lib"
     UPSTREAM_BIN="$E2E_ROOT/upstream/bin"
-    export CRIU JDK PLUGIN_DIR EMPTY_LIB BIN UPSTREAM_LIB UPSTREAM_BIN
+    export CRIU JDK PLUGIN_DIR BASE_PLUGIN_DIR EMPTY_LIB BIN UPSTREAM_LIB UPSTREAM_BIN
 }
 
 # build_programs: compiles the test programs into $BIN with the host's nvcc
