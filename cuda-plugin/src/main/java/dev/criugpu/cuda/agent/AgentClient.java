@@ -1,31 +1,17 @@
 package dev.criugpu.cuda.agent;
 
-import dev.criugpu.api.CriuException;
 import dev.criugpu.api.HelperProcess;
 import dev.criugpu.api.Interrupts;
-import dev.criugpu.api.Threads;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
 import dev.criugpu.cuda.gpu.GpuPair;
-import dev.criugpu.api.sys.ImageFiles;
-import dev.criugpu.api.sys.ProcStat;
-import dev.criugpu.api.sys.Syscalls;
 import dev.criugpu.cuda.state.CudaState;
-
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
 import java.util.OptionalInt;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * criu's side of the {@link CudaAgent}: a {@link CudaBackend} whose calls the agent makes, and the dump's
@@ -34,33 +20,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * and the agent finishes or undoes what is still running.
  */
 public final class AgentClient implements CudaBackend, AgentLink {
-    static final long CONNECT_MS = 20_000;
     /** The agent's JVM: small, quick to start, deaf to the signals meant for criu (-Xrs). */
     static final List<String> JVM_OPTIONS = List.of("-Xrs", "-Xmx48m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
             "-XX:-UsePerfData", "-Xlog:disable", "-Xlog:all=off", "--enable-native-access=ALL-UNNAMED");
 
-    private static final Logger logger = LoggerFactory.getLogger(AgentClient.class);
+    private final AgentConnection connection;
 
-    private final CompletableFuture<Started> starting;
-    private final CompletableFuture<AgentProtocol.ToCriu> ready = new CompletableFuture<>();
-    private final Map<Long, CompletableFuture<String>> waiting = new ConcurrentHashMap<>();
-    private final AtomicLong ids = new AtomicLong();
-    private HelperProcess agent;
-    private String failure;
-    /** The agent's end of the socket closed: it died (or was never usable). */
-    private volatile boolean gone;
-    /** What the agent said of its backend once it was ready. */
-    private volatile AgentProtocol.Ready backend = new AgentProtocol.Ready("agent", 0, false, 0, "the CUDA agent (starting)");
-    private volatile Path log;
-    /** When the launch began (System.nanoTime): the agent's readiness is on the first lock's path (issue 23). */
-    private final long launchedNs = System.nanoTime();
-
-    private AgentClient(CompletableFuture<Started> starting) {
-        this.starting = starting;
-    }
-
-    /** The agent started (its end of the socketpair handed over), its arguments sent; {@code early}: the shim had started it. */
-    private record Started(HelperProcess process, boolean early, long connectedNs) {
+    private AgentClient(AgentConnection connection) {
+        this.connection = connection;
     }
 
     /**
@@ -75,29 +42,7 @@ public final class AgentClient implements CudaBackend, AgentLink {
      * @param adopt whether to take the agent the shim started ({@link HelperProcess#adoptPreStarted}), if any
      */
     public static AgentClient launch(String backend, long settleMs, List<String> jvmOptions, boolean adopt) {
-        CompletableFuture<Started> starting = CompletableFuture.supplyAsync(() -> {
-            try {
-                long self = ProcessHandle.current().pid();
-                long start = ProcStat.of(self).map(ProcStat::startTime)
-                        .orElseThrow(() -> new IOException("cannot read /proc/" + self + "/stat"));
-                Optional<HelperProcess> early = adopt ? HelperProcess.adoptPreStarted() : Optional.empty();
-                HelperProcess agent = early.isPresent() ? early.get()
-                        : HelperProcess.start(CudaAgent.class.getName(), jvmOptions(jvmOptions), CudaAgent.commandArgs(self));
-                long connected = System.nanoTime();
-                try {
-                    agent.writeLine(AgentProtocol.encode(new AgentProtocol.ArgsLine(
-                            new CudaAgent.Args(self, start, backend, settleMs, 600_000).toArgv())));
-                } catch (IOException e) {
-                    String said = agent.said();
-                    agent.close();
-                    throw new IOException(e.getMessage() + said, e);
-                }
-                return new Started(agent, early.isPresent(), connected);
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
-        }, Threads.daemonEach("cuda-agent-start"));
-        return new AgentClient(starting);
+        return new AgentClient(AgentConnection.launch(backend, settleMs, jvmOptions, adopt));
     }
 
     /** The agent's JVM options: its own, then {@code extra}. */
@@ -112,119 +57,14 @@ public final class AgentClient implements CudaBackend, AgentLink {
      * images directory, and hands to the agent as an fd. Before the first call.
      */
     public AgentClient logTo(Path file) {
-        this.log = file;
+        connection.logTo(file);
         return this;
-    }
-
-    /** Takes the connected agent on first use and names its log; its first line says whether it opened the backend. */
-    private synchronized HelperProcess agent() throws CudaCallException {
-        if (agent != null && failure == null) return agent;
-        if (failure != null) throw new CudaCallException(CudaCallException.AGENT_FAILED, failure);
-        try {
-            if (log == null) throw new IllegalStateException("the CUDA agent's log file was not named");
-            Started started = Interrupts.await(starting, "the CUDA agent to start");
-            agent = started.process();
-            int fd = ImageFiles.createNewFd(log.getParent(), log.getFileName().toString());
-            try {
-                agent.writeLine(AgentProtocol.encode(new AgentProtocol.LogLine()), fd);
-            } finally {
-                Syscalls.libc().close(fd);
-            }
-            Threads.startDaemon("cuda-agent-replies", this::readReplies);
-            AgentProtocol.Ready r = switch (Interrupts.await(ready, "the CUDA agent to open its backend", CONNECT_MS)) {
-                case AgentProtocol.Ready said -> said;
-                case AgentProtocol.Unusable u -> throw new IOException(u.reason());
-                case AgentProtocol.ToCriu other -> throw new IOException("it said " + AgentProtocol.encode(other) + " before it was ready");
-            };
-            // the agent's pid in criu's log: what a user (or a test) needs to find the process that answers for the tasks
-            backend = new AgentProtocol.Ready(r.name(), r.apiVersion(), r.remap(), r.pid(),
-                    r.description() + " in the CUDA agent (pid " + r.pid() + ")");
-            logger.debug("the CUDA agent (pid {}, {}) had its arguments {} ms and was ready {} ms after criu's JVM {} it", r.pid(),
-                    started.early() ? "started by the shim before criu's JVM" : "started by criu's JVM",
-                    (started.connectedNs() - launchedNs) / 1_000_000, sinceLaunchMs(), started.early() ? "adopted" : "launched");
-            return agent;
-        } catch (IOException | ExecutionException | java.util.concurrent.TimeoutException e) {
-            Throwable why = e instanceof ExecutionException x && x.getCause() != null ? x.getCause() : e;
-            failure = "the CUDA agent is not usable: " + (e instanceof java.util.concurrent.TimeoutException
-                    ? "it did not say it was ready within " + CONNECT_MS + " ms" : why.getMessage());
-            if (agent != null) agent.close();
-            throw new CudaCallException(CudaCallException.AGENT_FAILED, failure);
-        }
-    }
-
-    private long sinceLaunchMs() {
-        return (System.nanoTime() - launchedNs) / 1_000_000;
-    }
-
-    /** The agent's lines: first ready (or unusable), then one reply per call. */
-    private void readReplies() {
-        try {
-            String first = agent.readLine();
-            if (first == null) {
-                ready.completeExceptionally(new IOException("it ended before it was ready" + agent.said()));
-                return;
-            }
-            ready.complete(AgentProtocol.toCriu(first));
-            for (String line; (line = agent.readLine()) != null; ) {
-                switch (AgentProtocol.toCriu(line)) {
-                    case AgentProtocol.Ok ok -> {
-                        CompletableFuture<String> w = waiting.remove(ok.id());
-                        if (w != null) w.complete(ok.value());
-                    }
-                    case AgentProtocol.Err err -> {
-                        CompletableFuture<String> w = waiting.remove(err.id());
-                        if (w != null) w.completeExceptionally(new CudaCallException(err.code(), err.message()));
-                    }
-                    default -> {
-                    }
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            ready.completeExceptionally(e);
-        } finally {
-            synchronized (this) {
-                if (failure == null) failure = "the CUDA agent died";
-            }
-            gone = true;
-            waiting.values().forEach(w -> w.completeExceptionally(new CudaCallException(CudaCallException.AGENT_FAILED,
-                    "the CUDA agent died before it answered")));
-        }
-    }
-
-    /** Sends {@code op}'s call and waits for its reply. */
-    private <A, R> R call(AgentProtocol.Op<A, R> op, int pid, A arg) throws CudaCallException {
-        HelperProcess a = agent();
-        long id = ids.incrementAndGet();
-        CompletableFuture<String> reply = new CompletableFuture<>();
-        waiting.put(id, reply);
-        // the reply reader fails every waiting call when the agent dies, after it set gone: one of us sees the other
-        if (gone) reply.completeExceptionally(new CudaCallException(CudaCallException.AGENT_FAILED, "the CUDA agent died"));
-        String value;
-        try {
-            a.writeLine(AgentProtocol.encode(op.call(id, pid, arg)));
-            value = Interrupts.await(reply, "the CUDA agent's " + op.word() + " of pid " + pid);
-        } catch (IOException e) {
-            waiting.remove(id);
-            throw new CudaCallException(CudaCallException.AGENT_FAILED, "the CUDA agent died: " + e.getMessage());
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof CudaCallException c) throw c;
-            throw new CudaCallException(CudaCallException.AGENT_FAILED, String.valueOf(e.getCause()));
-        } catch (CriuException e) {
-            waiting.remove(id);
-            throw e;
-        }
-        try {
-            return op.reply(value);
-        } catch (IllegalArgumentException e) {
-            throw new CudaCallException(CudaCallException.AGENT_FAILED, "the CUDA agent's " + op.word() + " answered '" + value
-                    + "': " + e.getMessage());
-        }
     }
 
     @Override
     public java.util.Optional<String> unavailable() {
         try {
-            agent();
+            connection.agent();
             return java.util.Optional.empty();
         } catch (CudaCallException e) {
             return java.util.Optional.of(e.reason());
@@ -233,112 +73,91 @@ public final class AgentClient implements CudaBackend, AgentLink {
 
     @Override
     public String describe() {
-        return backend.description();
+        return connection.backend().description();
     }
 
     @Override
     public String name() {
-        return backend.name();
+        return connection.backend().name();
     }
 
     /** Valid once a call has been made (the agent said which driver it found). */
     @Override
     public int apiVersion() {
-        return backend.apiVersion();
+        return connection.backend().apiVersion();
     }
 
     @Override
     public boolean supportsGpuRemap() {
-        return backend.remap();
+        return connection.backend().remap();
     }
 
-    // the driver calls, each through its AgentProtocol.Op
+    // the driver calls, each through its AgentOp
 
     @Override
     public OptionalInt restoreThread(int pid) throws CudaCallException {
-        return call(AgentProtocol.Op.RESTORE_TID, pid, null);
+        return connection.call(AgentOp.RESTORE_TID, pid, null);
     }
 
     @Override
     public CudaState state(int pid) throws CudaCallException {
-        return call(AgentProtocol.Op.STATE, pid, null);
+        return connection.call(AgentOp.STATE, pid, null);
     }
 
     @Override
     public void lock(int pid, int timeoutMs) throws CudaCallException {
-        call(AgentProtocol.Op.LOCK, pid, timeoutMs);
+        connection.call(AgentOp.LOCK, pid, timeoutMs);
     }
 
     @Override
     public void checkpoint(int pid) throws CudaCallException {
-        call(AgentProtocol.Op.CHECKPOINT, pid, null);
+        connection.call(AgentOp.CHECKPOINT, pid, null);
     }
 
     @Override
     public void restore(int pid, List<GpuPair> pairs) throws CudaCallException {
-        call(AgentProtocol.Op.RESTORE, pid, pairs);
+        connection.call(AgentOp.RESTORE, pid, pairs);
     }
 
     @Override
     public void unlock(int pid) throws CudaCallException {
-        call(AgentProtocol.Op.UNLOCK, pid, null);
+        connection.call(AgentOp.UNLOCK, pid, null);
     }
 
     @Override
     public void prepareRestore() throws CudaCallException {
-        call(AgentProtocol.Op.PREPARE_RESTORE, 0, null);
-    }
-
-    private void send(AgentProtocol.ToAgent message) throws IOException {
-        try {
-            agent().writeLine(AgentProtocol.encode(message));
-        } catch (CudaCallException e) {
-            throw new IOException(e.reason(), e);
-        }
+        connection.call(AgentOp.PREPARE_RESTORE, 0, null);
     }
 
     @Override
     public void watch(WatchedTask task) throws IOException {
-        send(task);
+        connection.send(task);
     }
 
     @Override
     public void returned(int pid) throws IOException {
-        send(new AgentProtocol.Returned(pid));
+        connection.send(new AgentProtocol.Returned(pid));
     }
 
     @Override
     public void blocked(int pid, int tid, long savedMask) throws IOException {
-        send(new BlockedThread(pid, tid, savedMask));
+        connection.send(new BlockedThread(pid, tid, savedMask));
     }
 
     @Override
     public void unblocked(int pid, int tid) throws IOException {
-        send(new AgentProtocol.Unblocked(pid, tid));
+        connection.send(new AgentProtocol.Unblocked(pid, tid));
     }
 
     /** Whether the agent, once connected, has died: what it was doing may or may not have happened. */
     @Override
     public boolean gone() {
-        return gone;
+        return connection.gone();
     }
 
     /** The end of the dump's exit hook; the agent then watches alone. Without a single call made, it never ran. */
     @Override
     public void done() throws IOException {
-        HelperProcess a;
-        synchronized (this) {
-            if (agent == null) {
-                failure = "the dump is over";
-                starting.thenAccept(started -> started.process().close()); // it reads the end and ends
-                return;
-            }
-            a = agent;
-        }
-        try {
-            a.writeLine(AgentProtocol.encode(new AgentProtocol.Done()));
-        } finally {
-            a.close();
-        }
+        connection.done();
     }
 }

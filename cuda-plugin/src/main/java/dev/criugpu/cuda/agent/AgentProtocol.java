@@ -1,35 +1,27 @@
 package dev.criugpu.cuda.agent;
 
-import dev.criugpu.cuda.backend.CudaBackend;
-import dev.criugpu.cuda.backend.CudaCallException;
-import dev.criugpu.cuda.gpu.GpuPair;
-import dev.criugpu.cuda.gpu.GpuUuid;
 import dev.criugpu.cuda.state.CudaState;
 
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.OptionalInt;
-import java.util.stream.Collectors;
 
 /**
  * The lines criu's JVM and the CUDA agent exchange over their socketpair (the agent's end is its fd 3), one message per
  * line, fields separated by single spaces. Every line is a record here, written by {@link #encode(ToAgent)} /
  * {@link #encode(ToCriu)} and read by {@link #toAgent(String)} / {@link #toCriu(String)}; nothing else builds or
- * splits a line. The driver calls the agent makes for criu are declared once, as {@link Op}s: criu's side encodes a
- * call and decodes its reply through its {@code Op}, the agent dispatches it through the same {@code Op}.
+ * splits a line. The driver calls the agent makes for criu are declared once, as {@link AgentOp}s: criu's side encodes
+ * a call and decodes its reply through its {@code AgentOp}, the agent dispatches it through the same {@code AgentOp}.
  * <pre>
  * agent → criu   ready name=N api=V remap=0|1 pid=P description=TEXT  the backend is open (after criu's log line)
  *                unusable REASON...                          no backend could be opened
- *                ok ID [VALUE]                               call ID returned (VALUE: the {@link Op}'s reply)
+ *                ok ID [VALUE]                               call ID returned (VALUE: the {@link AgentOp}'s reply)
  *                err ID CODE MESSAGE...                      call ID failed with CUresult CODE
  * criu → agent   args --criu-start T --backend B ...         first line: the arguments its command line lacks
  *                                                            (the shim may start it first); numbers and
  *                                                            auto|driver|cli only, never a path
  *                log  (with an fd, SCM_RIGHTS)               next: the agent's log, a file criu's side created
- *                call ID OP PID [ARG]                        OP: one of {@link Op}
+ *                call ID OP PID [ARG]                        OP: one of {@link AgentOp}
  *                task PID START STATE | returned PID | done  the watch (see AgentWatch)
  *                blocked PID TID MASK | unblocked PID TID    restore thread TID runs with our signals blocked (its
  *                                                            own mask: MASK, hex) / is stopped with MASK back
@@ -38,136 +30,8 @@ import java.util.stream.Collectors;
 final class AgentProtocol {
     static final String LOG = "log";
     static final String ARGS = "args";
-    static final String NO_PAIRS = "-";
 
     private AgentProtocol() {
-    }
-
-    // ---- the driver calls
-
-    /** How an argument or a reply travels: one word, or nothing ({@code null}). */
-    interface Codec<T> {
-        String encode(T value);
-
-        /** {@code word} is null where the line has none; an {@link IllegalArgumentException} where it is not a T. */
-        T decode(String word);
-
-        /** No word at all. */
-        Codec<Void> NONE = new Codec<>() {
-            @Override
-            public String encode(Void value) {
-                return null;
-            }
-
-            @Override
-            public Void decode(String word) {
-                return null;
-            }
-        };
-        Codec<Integer> INT = of(i -> Integer.toString(i), Integer::parseInt);
-        Codec<OptionalInt> TID = of(t -> t.isPresent() ? Integer.toString(t.getAsInt()) : "none",
-                w -> w.equals("none") ? OptionalInt.empty() : OptionalInt.of(Integer.parseInt(w)));
-        Codec<CudaState> STATE = of(CudaState::word, w -> CudaState.ofWord(w).orElseThrow(() ->
-                new IllegalArgumentException("'" + w + "' is not a state")));
-        Codec<List<GpuPair>> PAIRS = of(AgentProtocol::pairs, AgentProtocol::parsePairs);
-
-        static <T> Codec<T> of(java.util.function.Function<T, String> encode, java.util.function.Function<String, T> decode) {
-            return new Codec<>() {
-                @Override
-                public String encode(T value) {
-                    return encode.apply(value);
-                }
-
-                @Override
-                public T decode(String word) {
-                    if (word == null) throw new IllegalArgumentException("a word is missing");
-                    return decode.apply(word);
-                }
-            };
-        }
-    }
-
-    /** What a call does with the agent's backend. */
-    @FunctionalInterface
-    interface Action<A, R> {
-        R run(CudaBackend backend, int pid, A arg) throws CudaCallException;
-    }
-
-    /** The same for a call that returns nothing. */
-    @FunctionalInterface
-    interface Effect<A> {
-        void run(CudaBackend backend, int pid, A arg) throws CudaCallException;
-    }
-
-    /**
-     * One driver call the agent makes for criu: its word on the line, how its argument and its reply travel, and what
-     * it does with the agent's backend. Adding a call is one constant here (and the {@link CudaBackend} method that
-     * criu's side sends it from).
-     */
-    static final class Op<A, R> {
-        private static final Map<String, Op<?, ?>> BY_WORD = new LinkedHashMap<>();
-
-        static final Op<Void, OptionalInt> RESTORE_TID = new Op<>("restore-tid", Codec.NONE, Codec.TID,
-                (b, pid, none) -> b.restoreThread(pid));
-        static final Op<Void, CudaState> STATE = new Op<>("state", Codec.NONE, Codec.STATE, (b, pid, none) -> b.state(pid));
-        /** The argument: the timeout in ms. */
-        static final Op<Integer, Void> LOCK = effect("lock", Codec.INT, CudaBackend::lock);
-        static final Op<Void, Void> CHECKPOINT = effect("checkpoint", Codec.NONE, (b, pid, none) -> b.checkpoint(pid));
-        /** The argument: the GPU pairs, {@code old=new,...} or {@value #NO_PAIRS}. */
-        static final Op<List<GpuPair>, Void> RESTORE = effect("restore", Codec.PAIRS, CudaBackend::restore);
-        static final Op<Void, Void> UNLOCK = effect("unlock", Codec.NONE, (b, pid, none) -> b.unlock(pid));
-        /** For the agent's own process: the pid is 0. */
-        static final Op<Void, Void> PREPARE_RESTORE = effect("prepare-restore", Codec.NONE, (b, pid, none) -> b.prepareRestore());
-
-        private final String word;
-        private final Codec<A> arg;
-        private final Codec<R> reply;
-        private final Action<A, R> action;
-
-        private Op(String word, Codec<A> arg, Codec<R> reply, Action<A, R> action) {
-            this.word = word;
-            this.arg = arg;
-            this.reply = reply;
-            this.action = action;
-            if (BY_WORD.put(word, this) != null) throw new IllegalStateException("two calls named " + word);
-        }
-
-        private static <A> Op<A, Void> effect(String word, Codec<A> arg, Effect<A> effect) {
-            return new Op<>(word, arg, Codec.NONE, (b, pid, a) -> {
-                effect.run(b, pid, a);
-                return null;
-            });
-        }
-
-        String word() {
-            return word;
-        }
-
-        /** Every call, in declaration order. */
-        static Map<String, Op<?, ?>> all() {
-            return Collections.unmodifiableMap(BY_WORD);
-        }
-
-        static Op<?, ?> named(String word) {
-            Op<?, ?> op = BY_WORD.get(word);
-            if (op == null) throw new IllegalArgumentException("unknown call " + word);
-            return op;
-        }
-
-        /** criu's side: the line that asks for this call. */
-        Call call(long id, int pid, A argument) {
-            return new Call(id, word, pid, arg.encode(argument));
-        }
-
-        /** criu's side: the value of an {@code ok} reply (null where the call returns nothing). */
-        R reply(String value) {
-            return reply.decode(value);
-        }
-
-        /** The agent's side: makes the call on {@code backend}; the value its {@code ok} reply carries, or null. */
-        String serve(CudaBackend backend, int pid, String argument) throws CudaCallException {
-            return reply.encode(action.run(backend, pid, arg.decode(argument)));
-        }
     }
 
     // ---- the lines criu's JVM sends
@@ -187,7 +51,7 @@ final class AgentProtocol {
     record LogLine() implements ToAgent {
     }
 
-    /** A driver call: {@code op} is an {@link Op}'s word, {@code arg} its encoded argument or null. */
+    /** A driver call: {@code op} is an {@link AgentOp}'s word, {@code arg} its encoded argument or null. */
     record Call(long id, String op, int pid, String arg) implements ToAgent {
     }
 
@@ -259,7 +123,7 @@ final class AgentProtocol {
     record Unusable(String reason) implements ToCriu {
     }
 
-    /** Call {@code id} returned; {@code value} is its {@link Op}'s encoded reply, or null. */
+    /** Call {@code id} returned; {@code value} is its {@link AgentOp}'s encoded reply, or null. */
     record Ok(long id, String value) implements ToCriu {
     }
 
@@ -317,21 +181,6 @@ final class AgentProtocol {
     /** A line break in a message would end the line early and make its rest a line of its own. */
     static String oneLine(String text) {
         return text.replace("\r\n", " ").replace('\n', ' ').replace('\r', ' ');
-    }
-
-    static String pairs(List<GpuPair> pairs) {
-        return pairs.isEmpty() ? NO_PAIRS : pairs.stream().map(GpuPair::toString).collect(Collectors.joining(","));
-    }
-
-    static List<GpuPair> parsePairs(String text) {
-        List<GpuPair> out = new ArrayList<>();
-        if (text.equals(NO_PAIRS)) return out;
-        for (String p : text.split(",")) {
-            String[] two = p.split("=");
-            if (two.length != 2) throw new IllegalArgumentException("'" + p + "' is not old=new");
-            out.add(new GpuPair(GpuUuid.parse(two[0]), GpuUuid.parse(two[1])));
-        }
-        return out;
     }
 
     /** {@code f} when it holds {@code min} to {@code max} words. */

@@ -70,35 +70,35 @@ class AgentProtocolTest {
     @Test
     void everyCallGoesThroughItsOp() throws CudaCallException {
         Recorder b = new Recorder();
-        assertEquals(OptionalInt.of(43), roundTrip(AgentProtocol.Op.RESTORE_TID, 42, null, b));
-        assertEquals(CudaState.CHECKPOINTED, roundTrip(AgentProtocol.Op.STATE, 42, null, b));
-        assertNull(roundTrip(AgentProtocol.Op.LOCK, 42, 100, b));
-        assertNull(roundTrip(AgentProtocol.Op.CHECKPOINT, 42, null, b));
-        assertNull(roundTrip(AgentProtocol.Op.RESTORE, 42, List.of(PAIR), b));
-        assertNull(roundTrip(AgentProtocol.Op.RESTORE, 42, List.of(), b));
-        assertNull(roundTrip(AgentProtocol.Op.UNLOCK, 42, null, b));
-        assertNull(roundTrip(AgentProtocol.Op.PREPARE_RESTORE, 0, null, b));
+        assertEquals(OptionalInt.of(43), roundTrip(AgentOp.RESTORE_TID, 42, null, b));
+        assertEquals(CudaState.CHECKPOINTED, roundTrip(AgentOp.STATE, 42, null, b));
+        assertNull(roundTrip(AgentOp.LOCK, 42, 100, b));
+        assertNull(roundTrip(AgentOp.CHECKPOINT, 42, null, b));
+        assertNull(roundTrip(AgentOp.RESTORE, 42, List.of(PAIR), b));
+        assertNull(roundTrip(AgentOp.RESTORE, 42, List.of(), b));
+        assertNull(roundTrip(AgentOp.UNLOCK, 42, null, b));
+        assertNull(roundTrip(AgentOp.PREPARE_RESTORE, 0, null, b));
         assertEquals(List.of("restoreThread 42", "state 42", "lock 42 100", "checkpoint 42", "restore 42 [" + PAIR + "]",
                 "restore 42 []", "unlock 42", "prepareRestore"), b.calls);
         assertEquals(List.of("restore-tid", "state", "lock", "checkpoint", "restore", "unlock", "prepare-restore"),
-                List.copyOf(AgentProtocol.Op.all().keySet()));
-        assertEquals(OptionalInt.empty(), AgentProtocol.Op.RESTORE_TID.reply("none"));
-        assertThrows(IllegalArgumentException.class, () -> AgentProtocol.Op.STATE.reply("sleepy"));
-        assertThrows(IllegalArgumentException.class, () -> AgentProtocol.Op.named("format-disk"));
+                List.copyOf(AgentOp.all().keySet()));
+        assertEquals(OptionalInt.empty(), AgentOp.RESTORE_TID.reply("none"));
+        assertThrows(IllegalArgumentException.class, () -> AgentOp.STATE.reply("sleepy"));
+        assertThrows(IllegalArgumentException.class, () -> AgentOp.named("format-disk"));
     }
 
     /** The wire as it was before the calls were declared once: the agent of the same build reads the same words. */
     @Test
     void theCallLinesKeepTheirWords() {
-        assertEquals("call 5 lock 42 100", AgentProtocol.encode(AgentProtocol.Op.LOCK.call(5, 42, 100)));
-        assertEquals("call 6 restore 42 -", AgentProtocol.encode(AgentProtocol.Op.RESTORE.call(6, 42, List.of())));
-        assertEquals("call 7 restore 42 " + PAIR, AgentProtocol.encode(AgentProtocol.Op.RESTORE.call(7, 42, List.of(PAIR))));
-        assertEquals("call 8 prepare-restore 0", AgentProtocol.encode(AgentProtocol.Op.PREPARE_RESTORE.call(8, 0, null)));
+        assertEquals("call 5 lock 42 100", AgentProtocol.encode(AgentOp.LOCK.call(5, 42, 100)));
+        assertEquals("call 6 restore 42 -", AgentProtocol.encode(AgentOp.RESTORE.call(6, 42, List.of())));
+        assertEquals("call 7 restore 42 " + PAIR, AgentProtocol.encode(AgentOp.RESTORE.call(7, 42, List.of(PAIR))));
+        assertEquals("call 8 prepare-restore 0", AgentProtocol.encode(AgentOp.PREPARE_RESTORE.call(8, 0, null)));
     }
 
-    private static <A, R> R roundTrip(AgentProtocol.Op<A, R> op, int pid, A arg, CudaBackend backend) throws CudaCallException {
+    private static <A, R> R roundTrip(AgentOp<A, R> op, int pid, A arg, CudaBackend backend) throws CudaCallException {
         var call = (AgentProtocol.Call) AgentProtocol.toAgent(AgentProtocol.encode(op.call(1, pid, arg)));
-        String value = AgentProtocol.Op.named(call.op()).serve(backend, call.pid(), call.arg());
+        String value = AgentOp.named(call.op()).serve(backend, call.pid(), call.arg());
         var ok = (AgentProtocol.Ok) AgentProtocol.toCriu(AgentProtocol.encode(new AgentProtocol.Ok(call.id(), value)));
         return op.reply(ok.value());
     }

@@ -33,7 +33,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * The agent's watch against real processes standing for criu and the dumped tasks, and a driver in memory: what it
  * does when criu dies at each point of a dump, and that it does nothing while criu lives. The agent's own loop
- * ({@link CudaAgent#run}) drives it, with criu's lines fed as the agent reads them.
+ * ({@link AgentServer#run}) drives it, with criu's lines fed as the agent reads them.
  */
 class AgentWatchTest {
     @TempDir
@@ -64,7 +64,7 @@ class AgentWatchTest {
         toAgent = pair.criuSide();
         AgentWatch w = new AgentWatch(criu.pid(), startOf(criu), settleMs, 20_000,
                 new PrintStream(logBytes, true, StandardCharsets.UTF_8));
-        CudaAgent agent = new CudaAgent(pair.agentSide(), w, driver);
+        AgentServer agent = new AgentServer(pair.agentSide(), w, driver);
         return CompletableFuture.supplyAsync(agent::run);
     }
 
