@@ -246,14 +246,15 @@ tp_start() {
 answers() { sed -n 's/^\[serve\] answer \([0-9]*\) \(.*\)$/\1 \2/p' "$1" | sort -n -u; }
 
 # case_tp_serving NAME: a tensor-parallel server waiting for requests on the host, dumped with -R mid-serving, then
-# dumped and restored right after; its answers equal a reference server's
+# dumped and restored right after, with criu-gpu check's options; its answers equal a reference server's
 case_tp_serving() {
     local name="$1" requests=400 ref reflog n ok=1
     tp_start "$name-reference" 29721 "$requests" host 20
     ref=$JOB; reflog=$JOBLOG
     tp_start "$name" 29731 "$requests" host 20
     wait_for "$JOBLOG" '^\[serve\] answer 20 ' 240 || { fail "$name" "no answer 20: $(tail -n2 "$JOBLOG" | tr '\n' ' ')"; kill_job; JOB=$ref; kill_job; return; }
-    if ! criu_cmd "$name-R" dump "$IMG_ROOT/$name-R" -t "$JOB" -R --lib "$PLUGIN_DIR" "${JOB_CRIU_OPTS[@]}"; then
+    check_options "$name" || { fail "$name-check-options" "criu-gpu check named no options: $(tail -n1 "$LOGS/$name.check")"; ok=0; }
+    if ((ok)) && ! criu_cmd "$name-R" dump "$IMG_ROOT/$name-R" -t "$JOB" -R --lib "$PLUGIN_DIR" "${DUMP_OPTS[@]}"; then
         fail "$name" "dump -R failed: $(grep -E 'Error' "$LOGS/$name-R.dump.log" | grep -v RLIMIT | head -n1)"; ok=0
     fi
     rm -rf "$IMG_ROOT/$name-R"
@@ -263,9 +264,9 @@ case_tp_serving() {
     fi
     if ((ok)); then
         mapfile -t TREE_PIDS < <(tree_pids "$JOB")
-        if criu_cmd "$name-final" dump "$IMG_ROOT/$name" -t "$JOB" --lib "$PLUGIN_DIR" "${JOB_CRIU_OPTS[@]}" \
+        if criu_cmd "$name-final" dump "$IMG_ROOT/$name" -t "$JOB" --lib "$PLUGIN_DIR" "${DUMP_OPTS[@]}" \
             && wait_gone 30 "${TREE_PIDS[@]}" \
-            && criu_cmd "$name" restore "$IMG_ROOT/$name" -d --lib "$PLUGIN_DIR" "${JOB_CRIU_OPTS[@]}"; then
+            && criu_cmd "$name" restore "$IMG_ROOT/$name" -d --lib "$PLUGIN_DIR" "${RESTORE_OPTS[@]}"; then
             wait_for "$JOBLOG" '^\[rank 0\] done ' 600 && wait_for "$reflog" '^\[rank 0\] done ' 600 || { fail "$name" "the servers did not finish"; ok=0; }
         else
             fail "$name" "dump and restore failed: $(grep -h -E 'Error' "$LOGS/$name-final.dump.log" "$LOGS/$name.restore.log" 2>/dev/null | grep -v RLIMIT | head -n1)"; ok=0
@@ -274,6 +275,7 @@ case_tp_serving() {
     if ((ok)); then
         if cmp -s <(answers "$JOBLOG") <(answers "$reflog") && [[ $(answers "$JOBLOG" | wc -l) -eq $requests ]]; then
             pass "$name"
+            pass "$name-check-options"
         else
             fail "$name" "answers differ from the reference server's ($(diff <(answers "$JOBLOG") <(answers "$reflog") | head -n 2 | tr '\n' ' '))"
         fi

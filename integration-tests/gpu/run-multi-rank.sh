@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Multi-rank NCCL job checks (issues 31 A, 32) on a host with 2+ GPUs, real criu 4.2.1 from the bundle. One
 # "PASS <name>" / "FAIL <name>: <reason>" line per case; exit status non-zero if any failed. Logs packed into
-# OUT_DIR/logs.tar.gz; OUT_DIR/summary.txt holds PASS/FAIL/INFO/TIME lines.
+# OUT_DIR/logs.tar.xz (criu's per-page lines left out); OUT_DIR/summary.txt holds PASS/FAIL/INFO/TIME lines.
 #
 # usage (repo root, on the GPU host): bash integration-tests/gpu/run-multi-rank.sh BUNDLE_DIR OUT_DIR
 # Env: RANK_CASES "defaults-refused socket-rounds torchrun-check tp-serving tp-idle-in-collective" (a subset, in order;
@@ -20,7 +20,7 @@ T_START=$(now_s)
 finish() {
     note "TIME total $(elapsed "$T_START")s"
     pkill -KILL -f ddp_train.py
-    pack_logs
+    pack_logs_lean
     rm -rf "$IMG_ROOT"
     exit "$FAILED"
 }
