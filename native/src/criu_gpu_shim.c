@@ -31,6 +31,7 @@
 
 #include "criu_gpu_shim.h"
 #include "gpu_plan.h"
+#include "helper_launch.h"
 
 /* Facts from criu-plugin.h (not included: the shim builds without libcriu-dev); SHIM_* come from the Makefile. */
 enum { STAGE_DUMP = 0, STAGE_PRE_DUMP = 1, STAGE_RESTORE = 2, LOG_ERROR = 1, LOG_WARN = 2, LOG_INFO = 3, LOG_DEBUG = 4 };
@@ -38,9 +39,6 @@ enum { DUMP_EXT_FILE = 2, RESTORE_EXT_FILE = 3, HANDLE_DEVICE_VMA = 7, UPDATE_VM
 enum { PAUSE_DEVICES = 10, CHECKPOINT_DEVICES = 11, POST_FORKING = 12, MAX_HOOKS = 15, FALLBACK_HOOK_COUNT = 12 /* criu 4.0 */ };
 #define JAVA_HOME_OPTION "-Dcriu.gpu.java.home="
 #define NS_LAST_PID "/proc/sys/kernel/ns_last_pid"
-#ifndef SYS_close_range
-#define SYS_close_range 436 /* the same on every architecture */
-#endif
 
 typedef struct {
 	const char *name;
@@ -431,14 +429,10 @@ static long proc_sys(const char *path, long set)
  * The plugin's helper (the CUDA agent), started before the JVM: its own JVM and driver library then come up beside
  * criu's instead of after it, off the first lock's path (issue 23: the dump waited 50-85 ms for the agent on the H100).
  * java/<plugin>.helper, written by make-aot.sh, holds its argv, one word per line; @CRIU_PID@ stands for criu's pid.
- * The helper is handed one end of a socketpair as its fd 3 (DESIGN rule 11: it looks up no name another user could
- * create, and nothing of ours lies in /tmp); what it prints goes to a memfd, and its pid and /proc stat line come back
- * over a pipe. Whether the dump uses it is Java's to decide (HelperProcess adopts criu's end, or closes it and the
- * helper reads the end and ends). As the Java launch does, the helper is never criu's child (criu reaps what it did not
- * fork as a bug), runs in a session of its own with no signal blocked, ignores SIGINT and SIGQUIT, gets no other fd of
- * criu's, and gets criu's environment without what would add options or classes to its JVM. Every word that is an
- * absolute path must pass open_trusted. Returns "SOCKET_FD OUTPUT_FD PID STATLINE" for Bootstrap.prepare, or NULL:
- * then Java launches the helper itself, or says why it cannot.
+ * Every word that is an absolute path must pass open_trusted. The launcher (native/launch) is the same one Java calls
+ * later (services.launch_helper); whether the dump uses this helper is Java's to decide (HelperProcess adopts criu's
+ * end, or closes it and the helper reads the end and ends). Returns "SOCKET_FD OUTPUT_FD PID STATLINE" for
+ * Bootstrap.prepare, or NULL: then Java launches the helper through the same launcher, or says why it cannot.
  */
 static char helper_handoff[1100], helper_text[8192];
 static int helper_fds[2] = { -1, -1 }; /* criu's end of the socketpair, the memfd of what the helper prints */
@@ -454,10 +448,9 @@ static void remove_dir(const char *helper)
 
 static const char *launch_helper(void)
 {
-	static const char *const untrusted_env[] = { "JAVA_TOOL_OPTIONS=", "_JAVA_OPTIONS=", "JDK_JAVA_OPTIONS=", "CLASSPATH=" };
-	char path[PATH_MAX + 64], why[PATH_MAX * 2 + 256], criu_pid[16], said[1024];
-	char *argv[96], *envp[512];
-	int argc = 0, envc = 0, fd, in = -1, sv[2] = { -1, -1 }, id[2] = { -1, -1 };
+	char path[PATH_MAX + 64], why[PATH_MAX * 2 + 256], criu_pid[16];
+	char *argv[96];
+	int argc = 0, fd;
 
 	snprintf(path, sizeof(path), "%s/java/%s.helper", g.plugin_dir, SHIM_PLUGIN_NAME);
 	/* the command names the install's JDK: with another one asked for, criu's JVM starts the helper with that one */
@@ -476,85 +469,25 @@ static const char *launch_helper(void)
 	for (char *save = NULL, *w = strtok_r(helper_text, "\n", &save); w; w = strtok_r(NULL, "\n", &save)) {
 		char *word = !strcmp(w, "@CRIU_PID@") ? criu_pid : w;
 		if (argc == (int)(sizeof(argv) / sizeof(argv[0])) - 1) {
-			snprintf(why, sizeof(why), "%s has too many words", path);
-			goto refused;
+			shim_log(LOG_WARN, "no early helper: %s has too many words", path);
+			return NULL;
 		}
-		if (word == w && check_option_paths(word, why, sizeof(why)))
-			goto refused;
+		if (word == w && check_option_paths(word, why, sizeof(why))) {
+			shim_log(LOG_WARN, "no early helper: %s", why);
+			return NULL;
+		}
 		argv[argc++] = word;
 	}
 	argv[argc] = NULL;
-	for (char **e = environ; *e && envc < (int)(sizeof(envp) / sizeof(envp[0])) - 1; e++) {
-		bool keep = true;
-		for (size_t i = 0; i < sizeof(untrusted_env) / sizeof(untrusted_env[0]); i++)
-			keep &= strncmp(*e, untrusted_env[i], strlen(untrusted_env[i])) != 0;
-		if (keep)
-			envp[envc++] = *e;
+	if (criu_gpu_launch_helper(argv, helper_handoff, sizeof(helper_handoff))) {
+		shim_log(LOG_WARN, "no early helper: %s", helper_handoff);
+		return NULL;
 	}
-	envp[envc] = NULL;
-	helper_fds[1] = memfd_create("criu-gpu-helper-output", MFD_CLOEXEC);
-	in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (argc == 0 || argv[0][0] != '/' || helper_fds[1] < 0 || in < 0 ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) || pipe2(id, O_CLOEXEC)) {
-		snprintf(why, sizeof(why), "cannot set up its fds: %s", strerror(errno));
-		goto refused;
+	if (sscanf(helper_handoff, "%d %d", &helper_fds[0], &helper_fds[1]) != 2) {
+		shim_log(LOG_WARN, "no early helper: the launcher said '%s'", helper_handoff);
+		return NULL;
 	}
-	/* From here to exec only async-signal-safe calls: another plugin's JVM may already run threads in criu. */
-	pid_t child = fork();
-	if (child == 0) {
-		struct sigaction ignore = { .sa_handler = SIG_IGN };
-		char line[1024], stat_path[64];
-		setsid();
-		pid_t helper = fork();
-		if (helper == 0) {
-			/* above 3 first, so that no dup2 overwrites a source still to be copied */
-			int s = fcntl(sv[1], F_DUPFD, 4), o = fcntl(helper_fds[1], F_DUPFD, 4), i = fcntl(in, F_DUPFD, 4);
-			sigemptyset(&ignore.sa_mask);
-			sigprocmask(SIG_SETMASK, &ignore.sa_mask, NULL);
-			sigaction(SIGINT, &ignore, NULL);
-			sigaction(SIGQUIT, &ignore, NULL);
-			if (s < 0 || o < 0 || i < 0 || dup2(i, 0) < 0 || dup2(o, 1) < 0 || dup2(o, 2) < 0 || dup2(s, 3) < 0)
-				_exit(127);
-			/* criu's own fds (its log, a --status-fd pipe, the images dir) are not the helper's to keep open */
-			if (syscall(SYS_close_range, 4U, ~0U, 0U))
-				for (int f = 4; f < 4096; f++)
-					close(f);
-			execve(argv[0], argv, envp);
-			_exit(127);
-		}
-		/* The helper is this process's child until it exits: its pid cannot be reused before criu's side has it. */
-		snprintf(stat_path, sizeof(stat_path), "/proc/%d/stat", (int)helper);
-		int st = helper > 0 ? open(stat_path, O_RDONLY) : -1;
-		int at = helper > 0 ? snprintf(line, sizeof(line), "%d ", (int)helper) : 0;
-		ssize_t k = st >= 0 ? read(st, line + at, sizeof(line) - 1 - at) : -1;
-		close(st);
-		if (k > 0)
-			(void)!write(id[1], line, at + k);
-		_exit(helper > 0 ? 0 : 1);
-	}
-	close(sv[1]), close(id[1]), close(in);
-	sv[1] = id[1] = in = -1;
-	int status = 0;
-	while (child > 0 && waitpid(child, &status, 0) < 0 && errno == EINTR)
-		;
-	ssize_t k = child > 0 ? read(id[0], said, sizeof(said) - 1) : -1;
-	close(id[0]);
-	id[0] = -1;
-	if (child > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-		said[k > 0 ? k : 0] = '\0';
-		said[strcspn(said, "\n")] = '\0';
-		helper_fds[0] = sv[0];
-		snprintf(helper_handoff, sizeof(helper_handoff), "%d %d %s", sv[0], helper_fds[1], said);
-		return helper_handoff;
-	}
-	snprintf(why, sizeof(why), "could not start it (fork: %s)", child < 0 ? strerror(errno) : "no helper");
-refused:
-	shim_log(LOG_WARN, "no early helper: %s", why);
-	for (int *f = (int[]){ in, sv[0], sv[1], id[0], id[1] }, i = 0; i < 5; i++)
-		if (f[i] >= 0)
-			close(f[i]);
-	remove_dir(NULL);
-	return NULL;
+	return helper_handoff;
 }
 
 /*
@@ -893,6 +826,7 @@ static int shim_init(int stage)
 		.add_inventory_plugin = dlsym(RTLD_DEFAULT, "add_inventory_plugin"),
 		.set_compel_interrupt_only_mode = dlsym(RTLD_DEFAULT, "set_compel_interrupt_only_mode"),
 		.compel_wait_task = dlsym(RTLD_DEFAULT, "compel_wait_task"),
+		.launch_helper = (void *)criu_gpu_launch_helper,
 	};
 	bool listed = g.listed = g.svc->inventory_claim == CRIU_GPU_CLAIM_LISTED;
 

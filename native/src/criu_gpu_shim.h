@@ -59,6 +59,11 @@ struct criu_gpu_services {
 	 * of a 0 that criu would return; 0 leaves criu's own status alone. A failing criu keeps its status.
 	 */
 	int32_t exit_status;
+	/*
+	 * criu_gpu_launch_helper (native/launch/helper_launch.h): the launcher the shim starts the early helper with, for
+	 * the helpers the Java side starts later (one launcher for both).
+	 */
+	void *launch_helper;
 };
 
 #endif

@@ -111,6 +111,7 @@ public final class Bootstrap {
             return -Errno.EINVAL;
         }
         LogSink.bind(services.printOnLevel());
+        services.helperLauncher().ifPresent(HelperLauncher::use);
         prepared(services.pluginName());
         int rc = HookDispatcher.guarded(services, "bootstrap", () -> start(services, PREPARED.remove(services.pluginName())));
         HelperProcess.discardUnadopted();

@@ -16,7 +16,6 @@ import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -25,16 +24,15 @@ import java.util.concurrent.atomic.AtomicReference;
  * socketpair that criu's side made (DESIGN rule 11: nothing is looked up by a name another user could create, and
  * nothing of ours lies in /tmp). The helper inherits its end as fd {@link #CHANNEL_FD}; what it prints goes to a memfd
  * that criu's side reads when the helper ends before it is ready. It is never criu's child: criu waits for every child
- * after killing a dumped tree and treats any other as a bug, so a shell in a session of its own starts it in the
- * background, says its pid and /proc stat line over a pipe, and exits at once (reaped here). A background job ignores
- * SIGINT and SIGQUIT, so Ctrl-C meant for criu does not reach it; when criu ends, for any reason, the helper reads the
- * end of the stream. The shim starts the CUDA agent the same way before criu's JVM (criu_gpu_shim.c, launch_helper).
+ * after killing a dumped tree and treats any other as a bug, so the {@link HelperLauncher} (the shim's, the one that
+ * starts the early helper too) starts it from a short-lived child in a session of its own, which says its pid and
+ * /proc stat line over a pipe and exits at once. The helper ignores SIGINT and SIGQUIT, so Ctrl-C meant for criu does
+ * not reach it; when criu ends, for any reason, it reads the end of the stream.
  */
 public final class HelperProcess implements AutoCloseable {
     /** The helper's end of the socketpair, in the helper. */
     public static final int CHANNEL_FD = 3;
-    private static final String SHELL = "/bin/sh";
-    /** What would add options or classes to the helper's JVM behind our back. */
+    /** What would add options or classes to the helper's JVM behind our back: the launcher leaves it out. */
     static final List<String> UNTRUSTED_ENVIRONMENT = List.of("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH");
     private static final int READ_CHUNK = 4096;
 
@@ -72,49 +70,28 @@ public final class HelperProcess implements AutoCloseable {
     }
 
     /**
-     * Starts {@code mainClass} of this JVM's class path with the JDK this JVM runs, with {@code args}; it finds criu's
-     * end at fd {@link #CHANNEL_FD} ({@link #inherited}).
+     * Starts {@code mainClass} of this JVM's class path with the JDK this JVM runs, with {@code args}, through the
+     * {@link HelperLauncher}; it finds criu's end at fd {@link #CHANNEL_FD} ({@link #inherited}).
      */
     public static HelperProcess start(String mainClass, List<String> jvmOptions, List<String> args) throws IOException {
-        String sh = TrustedPaths.requireSafeToLoad(Path.of(SHELL)).toString();
-        List<String> argv = new ArrayList<>(List.of(sh, "-c",
-                // fd 3: the helper's end; fd 4: the pipe for its identity, which the helper does not get
-                "\"$@\" 4>&- & read -r s </proc/$!/stat && echo \"$! $s\" >&4", "criu-gpu-helper"));
-        argv.addAll(command(Path.of(System.getProperty("java.home")), mainClass, jvmOptions, args));
-        // the JVM of criu refuses these; the helper's, started with criu's environment, must not take them either
-        List<String> env = new ArrayList<>();
-        for (Map.Entry<String, String> e : System.getenv().entrySet()) {
-            if (!UNTRUSTED_ENVIRONMENT.contains(e.getKey())) env.add(e.getKey() + "=" + e.getValue());
-        }
-        int[] pair = null;
-        int[] identity = null;
-        int output = -1;
+        List<String> argv = command(Path.of(System.getProperty("java.home")), mainClass, jvmOptions, args);
+        String handoff;
         try {
-            pair = Sockets.socketPair();
-            output = Sockets.memfd("criu-gpu-helper-output");
-            identity = Sockets.pipe();
-            int shell = Sockets.spawn(argv, env, -1, output, output, pair[1], identity[1]);
-            Syscalls.libc().close(pair[1]);
-            Syscalls.libc().close(identity[1]);
-            pair[1] = identity[1] = -1;
-            String said = readAll(identity[0]).strip();
-            Optional<Integer> status = Sockets.waitFor(shell);
-            if (status.isPresent() && status.get() != 0) throw new IOException(SHELL + " starting " + mainClass + " exited with status " + status.get());
-            HelperProcess h = ofIdentity(pair[0], output, said);
-            pair[0] = output = -1;
-            return h;
-        } catch (SyscallException e) {
+            handoff = HelperLauncher.inUse().launch(argv);
+        } catch (IOException e) {
             throw new IOException("cannot start " + mainClass + ": " + e.getMessage(), e);
-        } finally {
-            closeQuietly(pair == null ? -1 : pair[0], pair == null ? -1 : pair[1], output,
-                    identity == null ? -1 : identity[0], identity == null ? -1 : identity[1]);
         }
+        return ofHandoff(handoff);
     }
 
-    /** "PID STATLINE" as the starter said it; an unknown identity where it said nothing (the helper ended at once). */
-    private static HelperProcess ofIdentity(int fd, int output, String said) {
+    /** "SOCKET_FD OUTPUT_FD PID STATLINE" as the launcher said it; an unknown identity where it said none. */
+    private static HelperProcess ofHandoff(String handoff) {
+        String[] f = handoff.split(" ", 3);
+        int fd = Integer.parseInt(f[0]);
+        int output = Integer.parseInt(f[1]);
         long pid = -1;
         long start = -1;
+        String said = f.length > 2 ? f[2] : "";
         int space = said.indexOf(' ');
         try {
             if (space > 0) {
@@ -125,17 +102,6 @@ public final class HelperProcess implements AutoCloseable {
             // unknown: only the messages use it
         }
         return new HelperProcess(fd, output, pid, start);
-    }
-
-    private static String readAll(int fd) {
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment buf = a.allocate(READ_CHUNK);
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            for (long n; (n = Sockets.read(fd, buf, READ_CHUNK)) > 0 && out.size() < 65536; ) {
-                out.write(buf.asSlice(0, n).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE), 0, (int) n);
-            }
-            return out.toString(StandardCharsets.UTF_8);
-        }
     }
 
     private static void closeQuietly(int... fds) {
@@ -200,8 +166,7 @@ public final class HelperProcess implements AutoCloseable {
     static void preStarted(String handoff) {
         HelperProcess h = null;
         try {
-            String[] f = handoff.split(" ", 3);
-            h = ofIdentity(Integer.parseInt(f[0]), Integer.parseInt(f[1]), f.length > 2 ? f[2] : "");
+            h = ofHandoff(handoff);
         } catch (RuntimeException e) {
             // a shim of another build: nothing to adopt
         }

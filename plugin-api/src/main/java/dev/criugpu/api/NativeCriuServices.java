@@ -146,6 +146,13 @@ final class NativeCriuServices implements CriuServices {
         return Integer.toUnsignedLong(criu_gpu_services.size(struct)) >= criu_gpu_services.offsetOf(field) + bytes;
     }
 
+    /** The shim's helper launcher ({@link HelperLauncher}); empty for a shim of an older build. */
+    Optional<MemorySegment> helperLauncher() {
+        if (!holds("launch_helper")) return Optional.empty();
+        MemorySegment f = criu_gpu_services.launch_helper(struct);
+        return f.equals(MemorySegment.NULL) ? Optional.empty() : Optional.of(f);
+    }
+
     /** The shim's exit handler turns criu's 0 into {@code status} when criu's main returns (a dump's only). */
     @Override
     public boolean exitStatusAfterCleanup(int status) {

@@ -8,6 +8,7 @@ import java.util.List;
  */
 public final class EnvLauncher {
     public static void main(String[] args) throws Exception {
+        LauncherForTests.install();
         HelperProcess helper = HelperProcess.start(EchoHelper.class.getName(), List.of(),
                 List.of(Long.toString(ProcessHandle.current().pid())));
         helper.readLine(); // its pid

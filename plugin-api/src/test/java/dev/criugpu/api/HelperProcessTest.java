@@ -26,6 +26,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class HelperProcessTest {
     private static final String SELF = Long.toString(ProcessHandle.current().pid());
 
+    @org.junit.jupiter.api.BeforeAll
+    static void launcher() {
+        LauncherForTests.install();
+    }
+
     static String[] stat(long pid) throws IOException {
         String s = Files.readString(Path.of("/proc/" + pid + "/stat"));
         return s.substring(s.lastIndexOf(')') + 2).split(" ");

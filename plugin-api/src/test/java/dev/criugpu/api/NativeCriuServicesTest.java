@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Test;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
+import java.util.Optional;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -60,9 +61,21 @@ class NativeCriuServicesTest {
 
     @Test
     void fieldsAreOnlyEverAppended() {
-        assertEquals(criu_gpu_services.layout().byteSize() - 32, criu_gpu_services.offsetOf("child_plan"));
-        assertEquals(criu_gpu_services.layout().byteSize() - 16, criu_gpu_services.offsetOf("plan_region_size"));
-        assertEquals(criu_gpu_services.layout().byteSize() - 8, criu_gpu_services.offsetOf("exit_status"));
+        assertEquals(criu_gpu_services.layout().byteSize() - 40, criu_gpu_services.offsetOf("child_plan"));
+        assertEquals(criu_gpu_services.layout().byteSize() - 24, criu_gpu_services.offsetOf("plan_region_size"));
+        assertEquals(criu_gpu_services.layout().byteSize() - 16, criu_gpu_services.offsetOf("exit_status"));
+        assertEquals(criu_gpu_services.layout().byteSize() - 8, criu_gpu_services.offsetOf("launch_helper"));
+    }
+
+    /** The shim's launcher is taken only from a struct that has the field, and only where it is set. */
+    @Test
+    void theHelperLauncherComesOnlyFromAShimThatHandsOneOver() {
+        assertTrue(new NativeCriuServices(struct).helperLauncher().isEmpty(), "the field is NULL");
+        MemorySegment somewhere = MemorySegment.ofAddress(0x1000);
+        criu_gpu_services.set(struct, "launch_helper", somewhere);
+        assertEquals(Optional.of(somewhere), new NativeCriuServices(struct).helperLauncher());
+        criu_gpu_services.size(struct, (int) criu_gpu_services.offsetOf("launch_helper"));
+        assertTrue(new NativeCriuServices(struct).helperLauncher().isEmpty(), "a shim of an older build has no such field");
     }
 
     @Test

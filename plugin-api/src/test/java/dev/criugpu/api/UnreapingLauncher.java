@@ -29,6 +29,7 @@ public final class UnreapingLauncher {
         MethodHandle prctl = linker.downcallHandle(linker.defaultLookup().find("prctl").orElseThrow(),
                 FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG), Linker.Option.firstVariadicArg(1));
         if ((int) prctl.invokeExact(PR_SET_CHILD_SUBREAPER, 1L) != 0) throw new IllegalStateException("prctl failed");
+        LauncherForTests.install();
         HelperProcess helper = HelperProcess.start(EchoHelper.class.getName(), List.of("-XX:+NoSuchOptionHere"),
                 List.of(Long.toString(ProcessHandle.current().pid())));
         long zombie = -1;

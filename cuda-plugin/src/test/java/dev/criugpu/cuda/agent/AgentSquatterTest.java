@@ -91,6 +91,7 @@ class AgentSquatterTest {
             old.destroyForcibly().waitFor();
 
             // the agent as it is started now: its end of a socketpair, a log criu's side created; given up after its answer
+            dev.criugpu.api.LauncherForTests.install();
             AgentClient client = AgentClient.launch("cli", 0, List.of(), false).logTo(ours.resolve("cuda-plugin-agent.log"));
             assertTrue(client.unavailable().isPresent(), "a cuda-checkpoint was found in PATH: not this test's setting");
             try {

@@ -13,6 +13,7 @@ import java.util.List;
 public final class CriuStandIn {
     public static void main(String[] args) throws Exception {
         int pid = Integer.parseInt(args[2]);
+        dev.criugpu.api.LauncherForTests.install();
         // cuda-checkpoint comes from PATH, as in criu; the test puts the stand-in's folder there
         AgentClient agent = AgentClient.launch("cli", 0, List.of(), false).logTo(Path.of(args[1]));
         if (agent.restoreThread(pid).isEmpty()) throw new IllegalStateException("no CUDA in " + pid);

@@ -38,7 +38,8 @@ public final class criu_gpu_services {
             ADDRESS.withName("plan_region"),
             JAVA_LONG.withName("plan_region_size"),
             JAVA_INT.withName("exit_status"),
-            MemoryLayout.paddingLayout(4)
+            MemoryLayout.paddingLayout(4),
+            ADDRESS.withName("launch_helper")
     ).withName("criu_gpu_services");
 
     private criu_gpu_services() {
@@ -85,6 +86,7 @@ public final class criu_gpu_services {
     public static MemorySegment plan_region(MemorySegment s) { return ptr(s, "plan_region"); }
     public static long plan_region_size(MemorySegment s) { return s.get(JAVA_LONG, offsetOf("plan_region_size")); }
     public static int exit_status(MemorySegment s) { return i32(s, "exit_status"); }
+    public static MemorySegment launch_helper(MemorySegment s) { return ptr(s, "launch_helper"); }
 
     /** Writers: child_plan and exit_status are Java's to fill; the rest are used by tests and AOT training. */
     public static void stage(MemorySegment s, int v) { s.set(JAVA_INT, offsetOf("stage"), v); }

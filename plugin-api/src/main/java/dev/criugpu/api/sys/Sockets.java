@@ -10,21 +10,17 @@ import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.VarHandle;
-import java.util.List;
-import java.util.Optional;
 import java.util.function.IntConsumer;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
-import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 /**
  * The calls behind a helper's connection (DESIGN rule 11: a root process of ours is handed fds, it never looks up a
  * name another user can create): a socketpair whose one end the helper inherits, fds passed along it (SCM_RIGHTS),
- * the peer's credentials (SO_PEERCRED), a memfd for what the helper prints, and posix_spawn, which a JVM may call
- * (glibc's child runs only its own code until it execs). Linux, LP64 (x86_64, aarch64). Each call is linked on first
- * use; errno is captured right after it.
+ * and the peer's credentials (SO_PEERCRED); the helper itself is started by the shim's launcher (HelperLauncher).
+ * Linux, LP64 (x86_64, aarch64). Each call is linked on first use; errno is captured right after it.
  */
 public final class Sockets {
     private static final Linker LINKER = Linker.nativeLinker();
@@ -44,18 +40,12 @@ public final class Sockets {
     private static final int SHUT_RDWR = 2;
     private static final int MSG_NOSIGNAL = 0x4000;
     private static final int MSG_CMSG_CLOEXEC = 0x40000000;
-    private static final int MFD_CLOEXEC = 1;
-    private static final int F_DUPFD_CLOEXEC = 1030;
-    private static final int POSIX_SPAWN_SETSIGMASK = 0x08;
-    private static final int POSIX_SPAWN_SETSID = 0x80;
     /** struct msghdr (LP64): name, namelen, iov, iovlen, control, controllen, flags. */
     private static final long MSGHDR_SIZE = 56;
     /** struct cmsghdr: len (size_t), level, type, then the data; CMSG_SPACE of up to 8 fds. */
     private static final long CMSG_HEADER = 16;
     private static final int MAX_FDS = 8;
     private static final long CMSG_SPACE = CMSG_HEADER + MAX_FDS * 4L;
-    /** glibc's posix_spawn_file_actions_t and posix_spawnattr_t are 80 and 336 bytes; room to spare. */
-    private static final long SPAWN_STRUCT = 1024;
 
     private static final Downcall SOCKET = bind("socket", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
     private static final Downcall SOCKETPAIR = bind("socketpair", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS));
@@ -66,11 +56,6 @@ public final class Sockets {
     private static final Downcall GETSOCKOPT = bind("getsockopt",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
     private static final Downcall SHUTDOWN = bind("shutdown", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final Downcall MEMFD_CREATE = bind("memfd_create", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
-    private static final Downcall PIPE2 = bind("pipe2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
-    private static final Downcall FCNTL = bind("fcntl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT),
-            Linker.Option.firstVariadicArg(2));
-    private static final Downcall WAITPID = bind("waitpid", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
 
     private Sockets() {
     }
@@ -121,48 +106,6 @@ public final class Sockets {
             throw e;
         } catch (Throwable t) {
             throw broken("socket", t);
-        }
-    }
-
-    /** A pipe, both ends close-on-exec: {@code [0]} to read, {@code [1]} to write. */
-    public static int[] pipe() {
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment state = a.allocate(CALL_STATE);
-            MemorySegment fds = a.allocate(JAVA_INT, 2);
-            if ((int) PIPE2.handle().invokeExact(state, fds, Syscalls.O_CLOEXEC) < 0) throw failure("pipe2", errno(state));
-            return new int[] {fds.getAtIndex(JAVA_INT, 0), fds.getAtIndex(JAVA_INT, 1)};
-        } catch (SyscallException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw broken("pipe2", t);
-        }
-    }
-
-    /** An anonymous memory file (close-on-exec): what a helper prints goes there, not into a file anyone can name. */
-    public static int memfd(String name) {
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment state = a.allocate(CALL_STATE);
-            int fd = (int) MEMFD_CREATE.handle().invokeExact(state, a.allocateFrom(name), MFD_CLOEXEC);
-            if (fd < 0) throw failure("memfd_create", errno(state));
-            return fd;
-        } catch (SyscallException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw broken("memfd_create", t);
-        }
-    }
-
-    /** A close-on-exec copy of {@code fd} numbered {@code min} or above. */
-    public static int dupAtLeast(int fd, int min) {
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment state = a.allocate(CALL_STATE);
-            int copy = (int) FCNTL.handle().invokeExact(state, fd, F_DUPFD_CLOEXEC, min);
-            if (copy < 0) throw failure("fcntl F_DUPFD_CLOEXEC of fd " + fd, errno(state));
-            return copy;
-        } catch (SyscallException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw broken("fcntl", t);
         }
     }
 
@@ -329,106 +272,5 @@ public final class Sockets {
         } catch (Throwable t) {
             throw broken("shutdown", t);
         }
-    }
-
-    /** waitpid(pid, &status, 0), retried on EINTR: the raw status, or empty when it is not (or no longer) our child. */
-    public static Optional<Integer> waitFor(int pid) {
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment state = a.allocate(CALL_STATE);
-            MemorySegment status = a.allocate(JAVA_INT);
-            while (true) {
-                int r = (int) WAITPID.handle().invokeExact(state, pid, status, 0);
-                if (r == pid) return Optional.of(status.get(JAVA_INT, 0));
-                if (r < 0 && errno(state) == Errno.EINTR) continue;
-                return Optional.empty();
-            }
-        } catch (Throwable t) {
-            throw broken("waitpid", t);
-        }
-    }
-
-    /**
-     * posix_spawn of {@code argv} ({@code argv[0]} an absolute path) with {@code env}, in a session of its own, with no
-     * signal blocked; its fds 0..n-1 are {@code fds} (each an fd of ours; -1: /dev/null), and no other fd of ours
-     * reaches it (close-on-exec, or closed in the child where glibc can: closefrom). Returns its pid.
-     */
-    public static int spawn(List<String> argv, List<String> env, int... fds) {
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment state = a.allocate(CALL_STATE);
-            MemorySegment actions = a.allocate(SPAWN_STRUCT, 16);
-            MemorySegment attr = a.allocate(SPAWN_STRUCT, 16);
-            MemorySegment emptySet = a.allocate(128, 8);
-            Spawn s = Spawn.CALLS;
-            check(state, (int) s.actionsInit.handle().invokeExact(state, actions), "posix_spawn_file_actions_init");
-            check(state, (int) s.attrInit.handle().invokeExact(state, attr), "posix_spawnattr_init");
-            try {
-                // copies numbered above every target first, so that no dup2 overwrites a source still to be copied
-                int[] high = new int[fds.length];
-                try {
-                    for (int i = 0; i < fds.length; i++) high[i] = fds[i] < 0 ? -1 : dupAtLeast(fds[i], fds.length);
-                    for (int i = 0; i < fds.length; i++) {
-                        if (high[i] < 0) {
-                            check(state, (int) s.addOpen.handle().invokeExact(state, actions, i, a.allocateFrom("/dev/null"),
-                                    Syscalls.O_RDWR, 0), "posix_spawn_file_actions_addopen");
-                        } else {
-                            check(state, (int) s.addDup2.handle().invokeExact(state, actions, high[i], i),
-                                    "posix_spawn_file_actions_adddup2");
-                        }
-                    }
-                    if (s.addClosefrom != null) {
-                        check(state, (int) s.addClosefrom.handle().invokeExact(state, actions, fds.length),
-                                "posix_spawn_file_actions_addclosefrom_np");
-                    }
-                    check(state, (int) s.setSigmask.handle().invokeExact(state, attr, emptySet), "posix_spawnattr_setsigmask");
-                    check(state, (int) s.setFlags.handle().invokeExact(state, attr, (short) (POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSID)),
-                            "posix_spawnattr_setflags");
-                    MemorySegment pid = a.allocate(JAVA_INT);
-                    int rc = (int) s.spawn.handle().invokeExact(state, pid, a.allocateFrom(argv.getFirst()), actions, attr,
-                            strings(a, argv), strings(a, env));
-                    if (rc != 0) throw failure("posix_spawn " + argv.getFirst(), rc);
-                    return pid.get(JAVA_INT, 0);
-                } finally {
-                    for (int h : high) if (h >= 0) Syscalls.libc().close(h);
-                }
-            } finally {
-                int ignored = (int) s.actionsDestroy.handle().invokeExact(state, actions);
-                ignored = (int) s.attrDestroy.handle().invokeExact(state, attr);
-            }
-        } catch (SyscallException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw broken("posix_spawn", t);
-        }
-    }
-
-    /** The posix_spawn calls return the error number (not -1 and errno). */
-    private static void check(MemorySegment state, int rc, String what) {
-        if (rc != 0) throw failure(what, rc);
-    }
-
-    private static MemorySegment strings(Arena a, List<String> words) {
-        MemorySegment array = a.allocate(ADDRESS, words.size() + 1);
-        for (int i = 0; i < words.size(); i++) array.setAtIndex(ADDRESS, i, a.allocateFrom(words.get(i)));
-        array.setAtIndex(ADDRESS, words.size(), MemorySegment.NULL);
-        return array;
-    }
-
-    /** Bound on the first spawn: criu's JVM spawns only where the shim started no helper. */
-    private record Spawn(Downcall actionsInit, Downcall actionsDestroy, Downcall addDup2, Downcall addOpen,
-                         Downcall addClosefrom, Downcall attrInit, Downcall attrDestroy, Downcall setSigmask,
-                         Downcall setFlags, Downcall spawn) {
-        static final Spawn CALLS = new Spawn(
-                bind("posix_spawn_file_actions_init", FunctionDescriptor.of(JAVA_INT, ADDRESS)),
-                bind("posix_spawn_file_actions_destroy", FunctionDescriptor.of(JAVA_INT, ADDRESS)),
-                bind("posix_spawn_file_actions_adddup2", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT)),
-                bind("posix_spawn_file_actions_addopen", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT)),
-                // glibc 2.34 and newer; older ones leave to close-on-exec what it covers
-                LIBC.find("posix_spawn_file_actions_addclosefrom_np").isPresent()
-                        ? bind("posix_spawn_file_actions_addclosefrom_np", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT)) : null,
-                bind("posix_spawnattr_init", FunctionDescriptor.of(JAVA_INT, ADDRESS)),
-                bind("posix_spawnattr_destroy", FunctionDescriptor.of(JAVA_INT, ADDRESS)),
-                bind("posix_spawnattr_setsigmask", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS)),
-                bind("posix_spawnattr_setflags", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_SHORT)),
-                bind("posix_spawn", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS, ADDRESS)));
     }
 }
