@@ -15,7 +15,11 @@ RESTORE_OPTS=("${JOB_CRIU_OPTS[@]}")
 # line names ("options: criu dump -t PID OPTS, criu restore OPTS"); 1 when it names none
 check_options() {
     local name="$1" line
-    "$PLUGIN_DIR/bin/criu-gpu" check "$JOB" >"$LOGS/$name.check" 2>&1
+    # criu's ELF on PATH, as where users installed it (check reads its libraries for libnftables; the bundle's criu
+    # is a shell script that runs criu.bin with sid's loader)
+    local on_path="$E2E_ROOT/criu-on-path"
+    mkdir -p "$on_path" && ln -sf "$(dirname "$CRIU")/criu.bin" "$on_path/criu"
+    PATH="$on_path:$PATH" "$PLUGIN_DIR/bin/criu-gpu" check "$JOB" >"$LOGS/$name.check" 2>&1
     line=$(grep -m1 '^summary:.*options: criu dump -t' "$LOGS/$name.check") || return 1
     read -r -a DUMP_OPTS <<<"$(sed -n 's/.*options: criu dump -t [0-9]*\(.*\), criu restore.*/\1/p; t; s/.*options: criu dump -t [0-9]*\(.*\)$/\1/p' <<<"$line")"
     read -r -a RESTORE_OPTS <<<"$(sed -n 's/.*, criu restore\(.*\)$/\1/p' <<<"$line")"
@@ -221,7 +225,11 @@ case_torchrun_check() {
         --master-port 29641 "$GPU_DIR/ddp_train.py" --steps 100000000 --extra-mib 256
     JOB=$STARTED_PID
     ranks_step "$JOBLOG" 20 240 || { fail "$name" "the job never reached step 20: $(tail -n2 "$JOBLOG" | tr '\n' ' ')"; kill_job; return; }
-    "$PLUGIN_DIR/bin/criu-gpu" check "$JOB" >"$LOGS/$name.check" 2>&1 || rc=$?
+    # criu's ELF on PATH, as where users installed it (check reads its libraries for libnftables; the bundle's criu
+    # is a shell script that runs criu.bin with sid's loader)
+    local on_path="$E2E_ROOT/criu-on-path"
+    mkdir -p "$on_path" && ln -sf "$(dirname "$CRIU")/criu.bin" "$on_path/criu"
+    PATH="$on_path:$PATH" "$PLUGIN_DIR/bin/criu-gpu" check "$JOB" >"$LOGS/$name.check" 2>&1 || rc=$?
     if ((rc == 0)); then
         fail "$name" "criu-gpu check found nothing in a torchrun job"
     elif ! grep -E '^problem:.*io_uring' "$LOGS/$name.check" | grep -q -i 'plain launcher'; then

@@ -36,6 +36,7 @@ finish() {
     rm -rf "$IMG_ROOT"
     exit "$FAILED"
 }
+trap 'fail interrupted "stopped by a signal (outer timeout?)"; finish' TERM INT
 
 unpack_bundle "$bundle" || { fail setup "cannot unpack $bundle"; finish; }
 [[ -n "$PLUGIN_DIR" ]] || { fail setup "the bundle has no plugin dir (criu-lib.tar.xz): build it after 'mvn -B install'"; finish; }

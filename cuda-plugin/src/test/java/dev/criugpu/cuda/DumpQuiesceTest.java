@@ -31,6 +31,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class DumpQuiesceTest {
     @TempDir
     Path images;
+    @TempDir
+    Path bin;
     final FakeDriver.Events events = new FakeDriver.Events();
     final FakeThreads threads = new FakeThreads(events);
     final FakeDriver driver = new FakeDriver(events, threads);
@@ -145,10 +147,22 @@ class DumpQuiesceTest {
         assertTrue(services.errors().stream().anyMatch(l -> l.contains("pid " + first + ": left locked")), services.errors().toString());
     }
 
-    /** Ranks started on NCCL's default transports: refused at the root's PAUSE_DEVICES, before any lock. */
+    private static String sleepBinary() throws java.io.IOException {
+        for (String dir : System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(":")) {
+            Path p = Path.of(dir, "sleep");
+            if (java.nio.file.Files.isExecutable(p)) return p.toRealPath().toString();
+        }
+        throw new IllegalStateException("no sleep on PATH");
+    }
+
+    /**
+     * Ranks started on NCCL's default transports: refused at the root's PAUSE_DEVICES, before any lock. A rank is known
+     * by PyTorch's NCCL thread names, not its environment: here a sleep run through a link of that name (its comm).
+     */
     @Test
     void ncclRanksOnTheDefaultTransportsAreRefusedBeforeAnyLock() throws Exception {
-        ProcessBuilder pb = new ProcessBuilder("sh", "-c", "sleep 600 & echo $!; sleep 600 & echo $!; wait");
+        Path rank = java.nio.file.Files.createSymbolicLink(bin.resolve("pt_nccl_watchdg"), Path.of(sleepBinary()));
+        ProcessBuilder pb = new ProcessBuilder("sh", "-c", "\"$0\" 600 & echo $!; \"$0\" 600 & echo $!; wait", rank.toString());
         pb.environment().put("NCCL_IB_DISABLE", "1");
         pb.environment().put("NCCL_SOCKET_IFNAME", "lo");
         Process job = pb.start();

@@ -16,7 +16,8 @@ import java.util.stream.Collectors;
 import static dev.criugpu.cli.check.Words.pids;
 
 /**
- * NCCL's settings in the environment of the NVIDIA holders that are ranks (not fork()ed workers): two or more ranks
+ * NCCL's settings in the environment of the NVIDIA holders that are ranks ({@link NcclTransports.Rank#usesNccl}, not
+ * fork()ed workers): two or more ranks
  * that may use the P2P or SHM transport cannot be restored ({@link NcclTransports}: the same rule the dump refuses by).
  */
 final class NcclCheck implements Check {
@@ -26,8 +27,9 @@ final class NcclCheck implements Check {
 
     @Override
     public void run(JobTree tree, Findings out) {
-        List<Task> withNccl = tree.nvidiaHolders().stream().filter(t -> ncclLoaded(t)
-                || t.env().keySet().stream().anyMatch(NcclTransports::ncclSetting)).toList();
+        Map<Integer, NcclTransports.Rank> known = new LinkedHashMap<>();
+        for (Task t : tree.nvidiaHolders()) known.put(t.pid(), rank(tree, t));
+        List<Task> withNccl = tree.nvidiaHolders().stream().filter(t -> known.get(t.pid()).usesNccl()).toList();
         List<Task> ranks = withNccl.stream().filter(t -> !forkOfParent(tree, t)).toList();
         List<Integer> forks = withNccl.stream().filter(t -> forkOfParent(tree, t)).map(Task::pid).toList();
         if (ranks.isEmpty()) return;
@@ -43,10 +45,9 @@ final class NcclCheck implements Check {
         }
         bySettings.forEach((s, group) -> out.add(Kind.NOTE, "nccl", "NCCL settings of " + pids(group) + ": " + s
                 + " (/proc/PID/environ: the environment at exec; what the program sets itself later is not seen)"));
-        List<NcclTransports.Rank> known = ranks.stream()
-                .map(t -> new NcclTransports.Rank(t.pid(), t.env(), ncclLoaded(t), java.util.Set.of())).toList();
-        for (NcclTransports.Blocker b : NcclTransports.blockers(known)) out.add(Kind.PROBLEM, "nccl", b.line());
-        List<Integer> nvls = NcclTransports.multicast(known);
+        List<NcclTransports.Rank> rankInfo = ranks.stream().map(t -> known.get(t.pid())).toList();
+        for (NcclTransports.Blocker b : NcclTransports.blockers(rankInfo)) out.add(Kind.PROBLEM, "nccl", b.line());
+        List<Integer> nvls = NcclTransports.multicast(rankInfo);
         if (!nvls.isEmpty()) {
             out.add(Kind.NOTE, "nccl", "NCCL_NVLS_ENABLE is not 0 in " + pids(nvls) + ": on GPUs linked by NVSwitch "
                     + "NCCL uses NVLink SHARP multicast memory, never tried with a checkpoint here; set "
@@ -54,8 +55,10 @@ final class NcclCheck implements Check {
         }
     }
 
-    private static boolean ncclLoaded(Task t) {
-        return t.maps().stream().anyMatch(m -> m.path().contains("libnccl"));
+    private static NcclTransports.Rank rank(JobTree tree, Task t) {
+        return new NcclTransports.Rank(t.pid(), t.env(), t.maps().stream().anyMatch(m -> NcclTransports.ncclLibrary(m.path())),
+                t.maps().stream().anyMatch(m -> NcclTransports.torchLibrary(m.path())),
+                NcclTransports.threadNames(tree.proc.root().resolve(Integer.toString(t.pid()))));
     }
 
     /**

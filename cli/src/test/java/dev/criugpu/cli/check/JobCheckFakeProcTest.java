@@ -127,6 +127,30 @@ class JobCheckFakeProcTest {
         return findings.stream().filter(f -> f.kind() == kind && f.topic().equals(topic)).map(Finding::toString).toList();
     }
 
+    /** Two PyTorch processes: torch maps libnccl at import, and the host sets NCCL_NVLS_ENABLE=0 for every process. */
+    private List<Finding> torchPair() throws IOException {
+        String env = "NCCL_NVLS_ENABLE=0\0";
+        String torch = "7f3000000000-7f3000200000 r-xp 00000000 08:01 300 /venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so\n";
+        task(100, 1, "bash", env, Map.of(0, "/dev/null"), "", 101, 102);
+        task(101, 100, "python3", env, cudaFds(), torch + rankMaps("7ffd00001000", null));
+        task(102, 100, "python3", env, cudaFds(), torch + rankMaps("7ffe00002000", null));
+        return JobCheck.run(fs(), 100, "/usr/sbin").findings();
+    }
+
+    @Test
+    void pytorchProcessesWithoutAnNcclProcessGroupAreNotRanksWhateverTheirEnvironment() throws IOException {
+        assertEquals(List.of(), lines(torchPair(), Kind.PROBLEM, "nccl"));
+    }
+
+    @Test
+    void pytorchProcessesWithAnNcclProcessGroupAreRanks() throws IOException {
+        threads(101, "python3", "pt_nccl_watchdg");
+        threads(102, "python3", "pt_nccl_heartbt");
+        List<String> problems = lines(torchPair(), Kind.PROBLEM, "nccl");
+        assertEquals(2, problems.size(), problems.toString());
+        assertTrue(problems.get(0).startsWith("problem: NCCL ranks pid 101, pid 102 may connect through NCCL's P2P"), problems.get(0));
+    }
+
     @Test
     void ranksWithNcclsP2pAndShmTransportsOnAreProblemsAndTheirSettingsAreReported() throws IOException {
         List<Finding> f = job("NCCL_SOCKET_IFNAME=lo\0");

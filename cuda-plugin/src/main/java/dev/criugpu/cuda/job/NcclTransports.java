@@ -22,9 +22,13 @@ import java.util.stream.Stream;
  * then refuses to return them (CUDA error 801) and they stay CHECKPOINTED. /proc shows nothing of that connection: no
  * /dev/shm file, no mapping of the peer GPU's device file, no extra descriptor — the ranks' environment is the only
  * signal, read at exec ({@code /proc/PID/environ}); a setting the program makes later is not seen, which is what
- * {@code CRIU_CUDA_NCCL_CHECK=0} is for. NCCL is often linked into PyTorch statically (no libnccl in the maps): a rank
- * is known by libnccl in its maps, PyTorch's NCCL threads ({@code pt_nccl_*}) or NCCL_* settings (NCCL_VERSION
- * aside). A program with NCCL linked in statically, outside PyTorch and without NCCL_* settings, is not recognised.
+ * {@code CRIU_CUDA_NCCL_CHECK=0} is for. Which processes are ranks is decided by what they run, never by their
+ * environment alone: hosts and container images set NCCL_* for every process (the 4 × H200 hosts set
+ * NCCL_NVLS_ENABLE=0 host-wide, NVIDIA's images NCCL_VERSION), and a multi-process CUDA program without NCCL on such a
+ * host was refused (GPU e2e, session 13). A rank is a PyTorch process with a ProcessGroupNCCL (its {@code pt_nccl_*}
+ * threads) or a process outside PyTorch with libnccl mapped; a PyTorch process maps libnccl as soon as it imports
+ * torch, NCCL used or not, so for it only the threads count. A program with NCCL linked in statically outside PyTorch
+ * is not recognised.
  */
 public final class NcclTransports {
     /** The settings with which a multi-process NCCL job was measured to dump and restore on one host. */
@@ -34,23 +38,24 @@ public final class NcclTransports {
     private NcclTransports() {
     }
 
-    /** What is known of one process: its environment at exec, whether libnccl is mapped, its threads' names. */
-    public record Rank(int pid, Map<String, String> env, boolean ncclMapped, Set<String> threadNames) {
+    /** What is known of one process: its environment at exec, whether libnccl and PyTorch are mapped, its threads' names. */
+    public record Rank(int pid, Map<String, String> env, boolean ncclMapped, boolean torchMapped, Set<String> threadNames) {
         public Rank {
             env = Map.copyOf(env);
             threadNames = Set.copyOf(threadNames);
         }
 
-        /** Whether it shows any sign of NCCL. */
+        /** Whether it is an NCCL rank: PyTorch's NCCL threads, or libnccl mapped outside PyTorch. */
         public boolean usesNccl() {
-            return ncclMapped || threadNames.stream().anyMatch(t -> t.startsWith("pt_nccl"))
-                    || env.keySet().stream().anyMatch(NcclTransports::ncclSetting);
+            return threadNames.stream().anyMatch(t -> t.startsWith("pt_nccl")) || (ncclMapped && !torchMapped);
         }
 
         /** From {@code proc} (normally /proc); a process that is gone or unreadable reads as one without NCCL. */
         public static Rank read(Path proc, int pid) {
             Path dir = proc.resolve(Integer.toString(pid));
-            return new Rank(pid, environ(dir.resolve("environ")), mapsNccl(dir.resolve("maps")), threadsOf(dir.resolve("task")));
+            List<String> libraries = mappedPaths(dir.resolve("maps"));
+            return new Rank(pid, environ(dir.resolve("environ")), libraries.stream().anyMatch(NcclTransports::ncclLibrary),
+                    libraries.stream().anyMatch(NcclTransports::torchLibrary), NcclTransports.threadNames(dir));
         }
     }
 
@@ -94,14 +99,6 @@ public final class NcclTransports {
         return ranks.stream().filter(r -> !is(r, "NCCL_NVLS_ENABLE", "0")).map(Rank::pid).toList();
     }
 
-    /**
-     * Whether an environment variable configures NCCL. NCCL_VERSION does not: NVIDIA's container images set it for
-     * every process (measured on the GPU hosts), NCCL user or not.
-     */
-    public static boolean ncclSetting(String name) {
-        return name.startsWith("NCCL_") && !name.equals("NCCL_VERSION");
-    }
-
     private static boolean is(Rank r, String name, String value) {
         return value.equals(r.env().get(name));
     }
@@ -119,17 +116,28 @@ public final class NcclTransports {
         return env;
     }
 
-    private static boolean mapsNccl(Path maps) {
+    /** Whether a mapped file is NCCL's library. */
+    public static boolean ncclLibrary(String path) {
+        return path.contains("/libnccl");
+    }
+
+    /** Whether a mapped file is PyTorch's CUDA library, which links libnccl whether the program uses NCCL or not. */
+    public static boolean torchLibrary(String path) {
+        return path.contains("/libtorch_cuda");
+    }
+
+    private static List<String> mappedPaths(Path maps) {
         try (Stream<String> lines = Files.lines(maps)) {
-            return lines.anyMatch(l -> l.contains("/libnccl"));
+            return lines.filter(l -> l.indexOf('/') >= 0).map(l -> l.substring(l.indexOf('/'))).distinct().toList();
         } catch (IOException | java.io.UncheckedIOException | SecurityException e) {
-            return false;
+            return List.of();
         }
     }
 
-    private static Set<String> threadsOf(Path taskDir) {
+    /** The names of the threads of the process at {@code procDir} (/proc/PID); empty when it has gone. */
+    public static Set<String> threadNames(Path procDir) {
         Set<String> names = new HashSet<>();
-        try (Stream<Path> tids = Files.list(taskDir)) {
+        try (Stream<Path> tids = Files.list(procDir.resolve("task"))) {
             for (Path t : tids.toList()) {
                 try {
                     names.add(Files.readString(t.resolve("comm")).strip());

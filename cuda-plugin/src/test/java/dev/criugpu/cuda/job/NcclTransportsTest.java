@@ -11,13 +11,17 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 /** The NCCL transport rule the dump refuses by and criu-gpu check reports. */
 class NcclTransportsTest {
     private static NcclTransports.Rank rank(int pid, Map<String, String> env, Set<String> threads) {
-        return new NcclTransports.Rank(pid, env, false, threads);
+        return new NcclTransports.Rank(pid, env, false, false, threads);
+    }
+
+    private static NcclTransports.Rank mapping(int pid, Map<String, String> env, boolean nccl, boolean torch) {
+        return new NcclTransports.Rank(pid, env, nccl, torch, Set.of());
     }
 
     @Test
     void ranksOnTheDefaultsAreBlockedByP2pAndShmNamingEachPid() {
         List<NcclTransports.Blocker> b = NcclTransports.blockers(List.of(
-                rank(1, Map.of(), Set.of("pt_nccl_watchdg")), rank(2, Map.of("NCCL_SOCKET_IFNAME", "lo"), Set.of())));
+                rank(1, Map.of(), Set.of("pt_nccl_watchdg")), mapping(2, Map.of("NCCL_SOCKET_IFNAME", "lo"), true, false)));
         assertEquals(List.of("P2P", "SHM"), b.stream().map(NcclTransports.Blocker::transport).toList());
         assertEquals(List.of(1, 2), b.getFirst().pids());
     }
@@ -25,16 +29,30 @@ class NcclTransportsTest {
     @Test
     void theMeasuredSettingsBlockNothing() {
         Map<String, String> env = Map.of("NCCL_P2P_DISABLE", "1", "NCCL_SHM_DISABLE", "1", "NCCL_NVLS_ENABLE", "0");
-        assertEquals(List.of(), NcclTransports.blockers(List.of(rank(1, env, Set.of()), rank(2, env, Set.of()))));
+        List<NcclTransports.Rank> ranks = List.of(rank(1, env, Set.of("pt_nccl_watchdg")), mapping(2, env, true, false));
+        assertEquals(List.of(), NcclTransports.blockers(ranks));
+        assertEquals(List.of(), NcclTransports.multicast(ranks));
+    }
+
+    /**
+     * Hosts and images set NCCL_* for every process (NVIDIA's NCCL_VERSION; the 4 × H200 hosts NCCL_NVLS_ENABLE=0):
+     * CUDA processes without NCCL are not ranks, whatever their environment (GPU e2e tree and pair, session 13).
+     */
+    @Test
+    void anEnvironmentAloneNeverMakesARank() {
+        Map<String, String> env = Map.of("NCCL_VERSION", "2.28.3-1", "NCCL_NVLS_ENABLE", "0", "NCCL_DEBUG", "WARN");
+        assertEquals(List.of(), NcclTransports.blockers(List.of(rank(1, env, Set.of()), rank(2, env, Set.of()),
+                rank(3, env, Set.of()))));
         assertEquals(List.of(), NcclTransports.multicast(List.of(rank(1, env, Set.of()), rank(2, env, Set.of()))));
     }
 
-    /** NVIDIA's images set NCCL_VERSION for every process: CUDA processes without NCCL are not ranks (GPU e2e tree). */
+    /** Importing torch maps libnccl; only a ProcessGroupNCCL (its pt_nccl_* threads) makes a PyTorch process a rank. */
     @Test
-    void ncclVersionAloneDoesNotMakeARank() {
-        Map<String, String> env = Map.of("NCCL_VERSION", "2.28.3-1", "CUDA_VERSION", "13.0.2");
-        assertEquals(List.of(), NcclTransports.blockers(List.of(rank(1, env, Set.of()), rank(2, env, Set.of()),
-                rank(3, env, Set.of()))));
+    void pytorchProcessesWithoutAnNcclProcessGroupAreNotRanks() {
+        assertEquals(List.of(), NcclTransports.blockers(List.of(mapping(1, Map.of(), true, true), mapping(2, Map.of(), true, true))));
+        NcclTransports.Rank withGroup = new NcclTransports.Rank(3, Map.of(), true, true, Set.of("pt_nccl_heartbt"));
+        assertEquals(List.of(3, 4), NcclTransports.blockers(List.of(withGroup, mapping(4, Map.of(), true, false)))
+                .getFirst().pids());
     }
 
     @Test
