@@ -43,7 +43,7 @@ phases() {
 }
 
 finish() {
-    trap - TERM INT
+    trap '' TERM INT   # once: the reaper passes on the outer timeout's signal a second time
     [[ -n "$JOB" ]] && kill_job
     phases
     note "TIME total $(elapsed "$T_START")s"

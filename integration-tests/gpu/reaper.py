@@ -8,6 +8,7 @@ usage: python3 reaper.py CMD [ARG...]   (exit status: CMD's)
 """
 import ctypes
 import os
+import signal
 import sys
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -27,6 +28,10 @@ def main():
             os.execvp(sys.argv[1], sys.argv[1:])
         finally:
             os._exit(127)
+    # an outer `timeout` signals the whole process group: the script traps the signal to pack its logs, so the
+    # reaper passes it on and waits for the script instead of ending first (which would end the run before the logs)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda signum, _frame: os.kill(main_pid, signum))
     while True:
         try:
             pid, status = os.waitpid(-1, 0)

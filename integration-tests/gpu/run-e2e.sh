@@ -27,6 +27,7 @@ T_START=$(now_s)
 CASES="${E2E_CASES:-counter torch tree leave-running fail-script fail-full lock-timeout cpu-process twin interop-upstream interop-to-upstream interop-legacy killed-after-pause killed-during-checkpoint killed-during-pagedump killed-after-exit sigint sigterm late-restore-failure dataloader-persistent dataloader-4 late-child own-nvidia-file agent-kill-after-lock agent-kill-after-lock-R agent-kill-during-checkpoint agent-kill-during-checkpoint-R agent-kill-during-pagedump agent-kill-during-pagedump-R agent-kill-after-exit agent-kill-after-exit-R agent-kill-fails-later pair-sequential-fails pair-quiesce}"
 
 finish() {
+    trap '' TERM INT   # once: the reaper passes on the outer timeout's signal a second time
     note "TIME total $(elapsed "$T_START")s"
     if [[ "${E2E_KEEP_LOG_DIR:-0}" == 1 ]]; then
         tar -C "$OUT_DIR" -czf "$OUT_DIR/logs.tar.gz" logs

@@ -18,6 +18,7 @@ source "$GPU_DIR/cases_ddp.sh"
 T_START=$(now_s)
 
 finish() {
+    trap '' TERM INT   # once: the reaper passes on the outer timeout's signal a second time
     note "TIME total $(elapsed "$T_START")s"
     pkill -KILL -f ddp_train.py
     pack_logs_lean

@@ -32,7 +32,7 @@ CASES="${PODMAN_CASES:-checkpoint export no-plugins}"
 GPU_ARGS=()
 
 finish() {
-    trap - INT TERM
+    trap '' INT TERM   # once: the reaper passes on the outer timeout's signal a second time
     if [[ -f "$PODMAN_STATE/containers.conf" ]]; then
         pm ps --all >"$LOGS/podman-ps.out" 2>&1
         cp "$PODMAN_STATE/events.log" "$LOGS/podman-events.log" 2>/dev/null
