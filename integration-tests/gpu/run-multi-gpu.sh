@@ -18,6 +18,7 @@ T_START=$(now_s)
 CASES="${MULTI_CASES:-tree two-gpu two-gpu-staged single}"
 
 finish() {
+    trap '' TERM INT   # once: the reaper passes on the outer timeout's signal a second time
     note "TIME total $(elapsed "$T_START")s"
     pack_logs
     rm -rf "$IMG_ROOT"
