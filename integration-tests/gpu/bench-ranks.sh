@@ -63,13 +63,7 @@ bench_case() {
     ranks_step "$JOBLOG" 20 "$wait_s" || { fail "$name" "the job never reached step 20: $(tail -n2 "$JOBLOG" | tr '\n' ' ')"; return; }
     for ((i = 1; i <= ROUNDS && ok; i++)); do
         (($(left) >= R_EST)) || break
-        sleep "$(awk -v s="$RANDOM" 'BEGIN { srand(s); printf "%.2f", 0.5 + rand() * 3 }')"   # a random moment
-        if ! criu_cmd "$name-R$i" dump "$IMG_ROOT/$name-R$i" -t "$JOB" -R --lib "$PLUGIN_DIR" "${JOB_CRIU_OPTS[@]}"; then
-            fail "$name" "dump -R $i failed: $(grep -E 'Error' "$LOGS/$name-R$i.dump.log" | grep -v RLIMIT | head -n1)"; ok=0; break
-        fi
-        note "INFO $name: dump -R $i in ${CRIU_SECS}s ($(grep -m1 -o -E 'CUDA job locked: .*|CUDA locked in [0-9]+ ms' "$LOGS/$name-R$i.dump.log"))"
-        rm -rf "$IMG_ROOT/$name-R$i"
-        ranks_advance "$JOBLOG" 30 || { fail "$name" "no steps after dump -R $i"; ok=0; break; }
+        dump_r_round "$name" "$i" "${JOB_CRIU_OPTS[@]}" || { ok=0; break; }
         done_r=$i
     done
     for ((i = 1; i <= RESTORES && ok && done_r == ROUNDS; i++)); do

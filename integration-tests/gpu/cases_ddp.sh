@@ -175,6 +175,20 @@ restore_cycles() {
     ((ok && another)) && pass "$name-another-host"
 }
 
+# dump_r_round NAME I CRIU_OPTS...: at a random moment 0.5-3.5 s from now, criu dump -R of JOB (logs NAME-RI); the
+# ranks must step on after it; 1 (after a FAIL line) when either fails
+dump_r_round() {
+    local name="$1" i="$2"
+    shift 2
+    sleep "$(awk -v s="$RANDOM" 'BEGIN { srand(s); printf "%.2f", 0.5 + rand() * 3 }')"   # a random moment
+    if ! criu_cmd "$name-R$i" dump "$IMG_ROOT/$name-R$i" -t "$JOB" -R --lib "$PLUGIN_DIR" "$@"; then
+        fail "$name" "dump -R $i failed: $(grep -E 'Error' "$LOGS/$name-R$i.dump.log" | grep -v RLIMIT | head -n1)"; return 1
+    fi
+    note "INFO $name: dump -R $i in ${CRIU_SECS}s ($(grep -m1 -o -E 'CUDA job locked: .*|CUDA locked in [0-9]+ ms' "$LOGS/$name-R$i.dump.log"))"
+    rm -rf "$IMG_ROOT/$name-R$i"
+    ranks_advance "$JOBLOG" 30 || { fail "$name" "no steps after dump -R $i"; return 1; }
+}
+
 # case_socket_rounds NAME: the socket-transport job with a reference run beside it, dumped and restored with the
 # options criu-gpu check names for it; dump -R at DUMPS random moments, then restore_cycles; the job's losses equal
 # the reference's bit for bit
@@ -186,13 +200,7 @@ case_socket_rounds() {
     ranks_step "$JOBLOG" 20 240 || { fail "$name" "the job never reached step 20: $(tail -n2 "$JOBLOG" | tr '\n' ' ')"; kill_job; return; }
     check_options "$name" || { fail "$name-check-options" "criu-gpu check named no options: $(tail -n1 "$LOGS/$name.check")"; ok=0; }
     for ((i = 1; i <= DUMPS && ok; i++)); do
-        sleep "$(awk -v s="$RANDOM" 'BEGIN { srand(s); printf "%.2f", 0.5 + rand() * 3 }')"   # a random moment
-        if ! criu_cmd "$name-R$i" dump "$IMG_ROOT/$name-R$i" -t "$JOB" -R --lib "$PLUGIN_DIR" "${DUMP_OPTS[@]}"; then
-            fail "$name" "dump -R $i failed: $(grep -E 'Error' "$LOGS/$name-R$i.dump.log" | grep -v RLIMIT | head -n1)"; ok=0; break
-        fi
-        note "INFO $name: dump -R $i in ${CRIU_SECS}s ($(grep -m1 -o 'CUDA job locked: .*' "$LOGS/$name-R$i.dump.log"))"
-        rm -rf "$IMG_ROOT/$name-R$i"
-        ranks_advance "$JOBLOG" 30 || { fail "$name" "no steps after dump -R $i"; ok=0; break; }
+        dump_r_round "$name" "$i" "${DUMP_OPTS[@]}" || ok=0
     done
     ((ok)) && restore_cycles "$name"
     ((ok)) && pass "$name-check-options"
