@@ -33,9 +33,11 @@ public final class GpuMemory {
         return source().computeProcesses().map(GpuMemory::usedMib);
     }
 
-    /** Readies NVML for {@link #usedByPid}, on a thread of its own: see {@link NvmlMemory#keepOpen}. */
+    private static final java.util.concurrent.atomic.AtomicBoolean WARMING = new java.util.concurrent.atomic.AtomicBoolean();
+
+    /** Readies NVML for {@link #usedByPid}, once, on a thread of its own: see {@link NvmlMemory#keepOpen}. */
     public static void warmUp() {
-        Threads.startDaemon("cuda-nvml-warm-up", NvmlMemory::keepOpen);
+        if (WARMING.compareAndSet(false, true)) Threads.startDaemon("cuda-nvml-warm-up", NvmlMemory::keepOpen);
     }
 
     /** GPU → free MiB. */
