@@ -3,6 +3,8 @@
 # PASS/FAIL line and leaves no process of its own behind.
 
 COUNTER_MIB="${COUNTER_MIB:-256}"
+# run-e2e.sh's cases, in its order (run-e2e-parallel.sh spreads them over the GPUs)
+E2E_ALL_CASES="counter torch tree leave-running fail-script fail-full lock-timeout cpu-process twin interop-upstream interop-to-upstream interop-legacy killed-after-pause killed-during-checkpoint killed-during-pagedump killed-after-exit sigint sigterm late-restore-failure dataloader-persistent dataloader-4 late-child own-nvidia-file agent-kill-after-lock agent-kill-after-lock-R agent-kill-during-checkpoint agent-kill-during-checkpoint-R agent-kill-during-pagedump agent-kill-during-pagedump-R agent-kill-after-exit agent-kill-after-exit-R agent-kill-fails-later pair-sequential-fails pair-quiesce"
 
 kill_all() { local p; for p in "$@"; do kill -KILL "$p" 2>/dev/null || true; done; }
 
@@ -291,10 +293,18 @@ dump_fails_then_running() {
     note "TIME $name failed-dump=${CRIU_SECS}s"
 }
 
+# failing_post_dump_script: prints the path of an action script that fails criu's post-dump (written whole, then
+# renamed: cases of parallel shards may write it at the same time)
+failing_post_dump_script() {
+    local script="$E2E_ROOT/fail-post-dump.sh"
+    printf '#!/bin/sh\n[ "$CRTOOLS_SCRIPT_ACTION" = post-dump ] && exit 1\nexit 0\n' >"$script.$$"
+    chmod 755 "$script.$$" && mv -f "$script.$$" "$script"
+    echo "$script"
+}
+
 case_fail_post_dump_script() {
-    local name="$1" script="$E2E_ROOT/fail-post-dump.sh"
-    printf '#!/bin/sh\n[ "$CRTOOLS_SCRIPT_ACTION" = post-dump ] && exit 1\nexit 0\n' >"$script"
-    chmod 755 "$script"
+    local name="$1" script
+    script=$(failing_post_dump_script)
     AWAIT_SECS=30 dump_fails_then_running "$name" "a failing post-dump action script" "$IMG_ROOT/$name" --action-script "$script"
     rm -rf "$IMG_ROOT/$name"
 }

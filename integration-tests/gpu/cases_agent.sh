@@ -64,9 +64,7 @@ case_agent_killed() {
     esac
     [[ "$leave" == -R ]] && AGENT_ARGS+=(-R)
     if [[ -n "$later" ]]; then
-        printf '#!/bin/sh\n[ "$CRTOOLS_SCRIPT_ACTION" = post-dump ] && exit 1\nexit 0\n' >"$E2E_ROOT/fail-post-dump.sh"
-        chmod 755 "$E2E_ROOT/fail-post-dump.sh"
-        AGENT_ARGS+=(--action-script "$E2E_ROOT/fail-post-dump.sh")
+        AGENT_ARGS+=(--action-script "$(failing_post_dump_script)")
     fi
     case "$point" in after-lock|during-checkpoint) want=nonzero ;; *) want=0 ;; esac
     [[ -n "$later" ]] && want=nonzero

@@ -5,7 +5,7 @@
 E2E_ROOT=/var/tmp/criu-gpu-e2e   # where the bundle is unpacked; build-bundle.sh assembles it at the same path
 GPU_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
-# unpack_bundle BUNDLE_DIR: sets CRIU, JDK, PLUGIN_DIR (empty when the bundle has none), EMPTY_LIB, BIN
+# unpack_bundle BUNDLE_DIR: unpacks it at E2E_ROOT, then bundle_paths
 unpack_bundle() {
     local bundle="$1" part
     [[ -f "$bundle/criu.tar.xz" && -f "$bundle/jdk.tar.xz" ]] || { echo "no criu.tar.xz/jdk.tar.xz in $bundle" >&2; return 1; }
@@ -14,6 +14,11 @@ unpack_bundle() {
     for part in criu jdk criu-lib criu-lib-base upstream; do
         [[ -f "$bundle/$part.tar.xz" ]] && tar -C "$E2E_ROOT" -xJf "$bundle/$part.tar.xz"
     done
+    bundle_paths
+}
+
+# bundle_paths: sets CRIU, JDK, PLUGIN_DIR (empty when the bundle has none), EMPTY_LIB, BIN of the bundle unpacked
+bundle_paths() {
     CRIU="$E2E_ROOT/criu/criu"
     JDK="$E2E_ROOT/jdk"
     PLUGIN_DIR=""
@@ -158,7 +163,7 @@ init_results() {
     OUT_DIR="$1"
     LOGS="$OUT_DIR/logs"
     SUMMARY="$OUT_DIR/summary.txt"
-    IMG_ROOT=/dev/shm/criu-gpu-e2e
+    IMG_ROOT="${E2E_IMG_ROOT:-/dev/shm/criu-gpu-e2e}"   # run-e2e-parallel.sh gives each shard its own
     mkdir -p "$LOGS"
     rm -rf "$IMG_ROOT"
     mkdir -p "$IMG_ROOT"
@@ -186,15 +191,39 @@ pack_logs_lean() {
 # sets CRIU_SECS (wall time). CRIU_ENV (an array of VAR=VALUE) is criu's extra environment.
 CRIU_ENV=()
 CRIU_PREFIX=()   # a command criu runs under, such as in_fresh_netns
+# A criu that runs longer than E2E_STUCK_S (default 60) gets $LOGS/NAME.ACTION.stuck: stuck_snapshot of then.
 criu_cmd() {
-    local name="$1" action="$2" img="$3" t0 rc=0
+    local name="$1" action="$2" img="$3" t0 rc=0 watch
     shift 3
     mkdir -p "$img"
     t0=$(now_s)
+    { sleep "${E2E_STUCK_S:-60}" && stuck_snapshot >"$LOGS/$name.$action.stuck" 2>&1; } </dev/null >/dev/null 2>&1 &
+    watch=$!
     "${CRIU_PREFIX[@]}" env "${CRIU_ENV[@]}" timeout -k 10 "${CRIU_CMD_TIMEOUT:-180}" "$CRIU" "$action" -D "$img" -o "$LOGS/$name.$action.log" -v4 "$@" \
         >"$LOGS/$name.$action.out" 2>&1 || rc=$?
     CRIU_SECS=$(elapsed "$t0")
+    pkill -P "$watch" -x sleep 2>/dev/null
+    kill "$watch" 2>/dev/null
     return $rc
+}
+
+# stuck_snapshot: every thread of every criu, java (the CUDA agent) and TREE_PIDS task with its state, wait channel
+# and kernel stack, then nvidia-smi: where a dump that does not end waits
+stuck_snapshot() {
+    local p t
+    date
+    for p in /proc/[0-9]*; do
+        p=${p#/proc/}
+        case "$(cat "/proc/$p/comm" 2>/dev/null)" in
+            criu|java|timeout) ;;
+            *) [[ " ${TREE_PIDS[*]:-} ${ROOT:-} " == *" $p "* ]] || continue ;;
+        esac
+        for t in /proc/"$p"/task/*; do
+            echo "== pid $p tid ${t##*/} $(cat "$t/comm" 2>/dev/null) $(awk '/^State/ {print $2}' "$t/status" 2>/dev/null) wchan=$(cat "$t/wchan" 2>/dev/null)"
+            cat "$t/stack" 2>/dev/null
+        done
+    done
+    nvidia-smi 2>&1
 }
 
 # helper NAME ARGS...: cuda_ckpt ARGS, output appended to $LOGS/NAME.cuda_ckpt; sets HELPER_SECS

@@ -12,8 +12,10 @@
 #       agent-kill-during-checkpoint agent-kill-during-checkpoint-R agent-kill-during-pagedump
 #       agent-kill-during-pagedump-R agent-kill-after-exit agent-kill-after-exit-R agent-kill-fails-later
 #       pair-sequential-fails pair-quiesce (pair-driver-only: a diagnostic)"
-#       (a subset, in that order), COUNTER_MIB (default 256), BIG_MIB (the killed/interrupted cases' process,
-#       default 16384), and the log patterns E2E_CPU_CUDA_PATTERN,
+#       (a subset, in that order; E2E_ALL_CASES in cases.sh), E2E_PREPARED=1 (the bundle is unpacked and the programs
+#       built: run-e2e-parallel.sh's shards), E2E_IMG_ROOT (default /dev/shm/criu-gpu-e2e), E2E_STUCK_S (lib.sh
+#       criu_cmd), COUNTER_MIB (default 256), BIG_MIB (the killed/interrupted cases' process, default 16384), and the
+#       log patterns E2E_CPU_CUDA_PATTERN,
 #       E2E_CHECKPOINTED_PATTERN, E2E_LOCK_FAILED_PATTERN, E2E_NVML_PATTERN (see cases.sh).
 set -uo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"   # sets GPU_DIR
@@ -24,7 +26,7 @@ source "$GPU_DIR/cases_inherited.sh"
 source "$GPU_DIR/cases_pair.sh"
 source "$GPU_DIR/cases_agent.sh"
 T_START=$(now_s)
-CASES="${E2E_CASES:-counter torch tree leave-running fail-script fail-full lock-timeout cpu-process twin interop-upstream interop-to-upstream interop-legacy killed-after-pause killed-during-checkpoint killed-during-pagedump killed-after-exit sigint sigterm late-restore-failure dataloader-persistent dataloader-4 late-child own-nvidia-file agent-kill-after-lock agent-kill-after-lock-R agent-kill-during-checkpoint agent-kill-during-checkpoint-R agent-kill-during-pagedump agent-kill-during-pagedump-R agent-kill-after-exit agent-kill-after-exit-R agent-kill-fails-later pair-sequential-fails pair-quiesce}"
+CASES="${E2E_CASES:-$E2E_ALL_CASES}"
 
 finish() {
     trap '' TERM INT   # once: the reaper passes on the outer timeout's signal a second time
@@ -39,12 +41,18 @@ finish() {
 }
 trap 'fail interrupted "stopped by a signal (outer timeout?)"; finish' TERM INT
 
-unpack_bundle "$bundle" || { fail setup "cannot unpack $bundle"; finish; }
+if [[ "${E2E_PREPARED:-0}" == 1 ]]; then
+    bundle_paths   # run-e2e-parallel.sh unpacked the bundle and built the programs once for all shards
+else
+    unpack_bundle "$bundle" || { fail setup "cannot unpack $bundle"; finish; }
+fi
 [[ -n "$PLUGIN_DIR" ]] || { fail setup "the bundle has no plugin dir (criu-lib.tar.xz): build it after 'mvn -B install'"; finish; }
 if ! "$CRIU" check >"$LOGS/criu-check.out" 2>&1 || ! grep -q "Looks good" "$LOGS/criu-check.out"; then
     fail setup "criu check: $(tail -n1 "$LOGS/criu-check.out")"; finish
 fi
-build_programs >"$LOGS/build.out" 2>&1 || { fail setup "building the test programs failed (build.out)"; finish; }
+if [[ "${E2E_PREPARED:-0}" != 1 ]]; then
+    build_programs >"$LOGS/build.out" 2>&1 || { fail setup "building the test programs failed (build.out)"; finish; }
+fi
 aot_cache_usable "$PLUGIN_DIR" || note "NOTE the plugin dir's AOT cache is not usable here: the JVM starts without it"
 note "SETUP criu $("$CRIU" --version | awk '/Version/ {print $2}'), $("$JDK/bin/java" -version 2>&1 | head -n1), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
 
