@@ -70,10 +70,8 @@ public final class CudaPlugin implements CriuPlugin {
     @Override
     public void prepare(Stage stage, Path pluginDir, java.util.Optional<Path> imagesDir) {
         PluginConfig config = PluginConfig.load(System.getenv(), cfgFile(pluginDir));
-        // NVML's first session, started at init, ended exactly when the first PAUSE_DEVICES finished finding the
-        // tree's CUDA tasks, in 6 of 6 dumps on 2 x H200 (the agent's driver queries waited for it: the find took
-        // 31-58 ms against 17-25 ms when the session came after it, session 13); from here it is over before criu
-        // seizes anything
+        // NVML's first start takes tens of milliseconds: begun here, it is over before the first checkpoint needs
+        // the tasks' GPU memory, so a locked job does not wait for it (BENCHMARKS, session 14)
         if (stage == Stage.DUMP) GpuMemory.warmUp();
         if (stage == Stage.DUMP && config.guard()) {
             phase = new CudaPhase.Prepared(Optional.of(AgentStart.launch(config, pluginDir,
