@@ -22,6 +22,7 @@ import dev.criugpu.cuda.gpu.GpuMemory;
 import dev.criugpu.cuda.gpu.GpuUuid;
 import dev.criugpu.cuda.gpu.NvidiaGpus;
 import dev.criugpu.cuda.agent.AgentClient;
+import dev.criugpu.cuda.agent.AgentWarmUp;
 import dev.criugpu.cuda.inherited.InheritedDevices;
 import dev.criugpu.cuda.inherited.InheritedPlan;
 import dev.criugpu.cuda.sys.RestoreThreads;
@@ -81,10 +82,15 @@ public final class CudaPlugin implements CriuPlugin {
         }
     }
 
-    /** A dump's init removes stale files through criu's images-dir fd, and its hooks write the images that way. */
+    /**
+     * A dump's init removes stale files through criu's images-dir fd, and its hooks write the images that way; its first
+     * PAUSE_DEVICES makes the first calls through the agent protocol.
+     */
     @Override
     public void warmUp(Stage stage) {
-        if (stage == Stage.DUMP) Syscalls.libc().linkDirectoryCalls();
+        if (stage != Stage.DUMP) return;
+        Syscalls.libc().linkDirectoryCalls();
+        AgentWarmUp.run();
     }
 
     /** The CUDA agent: every dump with CRIU_CUDA_GUARD on (the default) starts one, so the shim may start it before criu's JVM (issue 23). */

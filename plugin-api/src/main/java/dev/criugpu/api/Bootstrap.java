@@ -35,6 +35,11 @@ public final class Bootstrap {
     /** {@link NativeCriuServices#warmUp}, once per JVM. */
     private static final AtomicReference<CompletableFuture<Void>> WARMING = new AtomicReference<>();
 
+    /** Whether this host has the CPUs for work ahead on threads of its own ({@link HookStubs#ahead()}): helpers ask too. */
+    public static boolean cpusToSpare() {
+        return HookStubs.ahead();
+    }
+
     /**
      * The shim's first call, right after the JVM starts, with plain Java values (no native memory read: the JVM's
      * first use of FFM costs tens of milliseconds): the plugin's {@link CriuPlugin#prepare} starts what init will

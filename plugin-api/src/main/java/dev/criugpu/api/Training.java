@@ -88,6 +88,8 @@ public final class Training {
                             "/proc/self/fd/" + imageDirFd, null);
                     int rc = Bootstrap.start(s.address());
                     out.println("training: " + plugin.name() + " " + stage + " bootstrap returned " + rc);
+                    // the warm-up thread nobody waits for may not be through when the cache is written: made here too
+                    plugin.warmUp(stage);
                     MemorySegment exit = table.getAtIndex(ADDRESS, Hook.EXIT_SLOT);
                     if (rc == 0 && !exit.equals(MemorySegment.NULL)) {
                         linker.downcallHandle(exit, HookStubs.EXIT_DESCRIPTOR).invokeExact(stage.id, 0);

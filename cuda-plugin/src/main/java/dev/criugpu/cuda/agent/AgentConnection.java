@@ -141,20 +141,7 @@ final class AgentConnection {
                 return;
             }
             ready.complete(AgentProtocol.toCriu(first));
-            for (String line; (line = agent.readLine()) != null; ) {
-                switch (AgentProtocol.toCriu(line)) {
-                    case AgentProtocol.Ok ok -> {
-                        CompletableFuture<String> w = waiting.remove(ok.id());
-                        if (w != null) w.complete(ok.value());
-                    }
-                    case AgentProtocol.Err err -> {
-                        CompletableFuture<String> w = waiting.remove(err.id());
-                        if (w != null) w.completeExceptionally(new CudaCallException(err.code(), err.message()));
-                    }
-                    default -> {
-                    }
-                }
-            }
+            for (String line; (line = agent.readLine()) != null; ) deliver(AgentProtocol.toCriu(line), waiting);
         } catch (IOException | RuntimeException e) {
             ready.completeExceptionally(e);
         } finally {
@@ -164,6 +151,22 @@ final class AgentConnection {
             gone = true;
             waiting.values().forEach(w -> w.completeExceptionally(new CudaCallException(CudaCallException.AGENT_FAILED,
                     "the CUDA agent died before it answered")));
+        }
+    }
+
+    /** Hands a reply to the call that waits for it; the other lines are no replies. */
+    static void deliver(AgentProtocol.ToCriu line, Map<Long, CompletableFuture<String>> waiting) {
+        switch (line) {
+            case AgentProtocol.Ok ok -> {
+                CompletableFuture<String> w = waiting.remove(ok.id());
+                if (w != null) w.complete(ok.value());
+            }
+            case AgentProtocol.Err err -> {
+                CompletableFuture<String> w = waiting.remove(err.id());
+                if (w != null) w.completeExceptionally(new CudaCallException(err.code(), err.message()));
+            }
+            default -> {
+            }
         }
     }
 
