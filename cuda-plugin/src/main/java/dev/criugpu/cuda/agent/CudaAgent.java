@@ -97,12 +97,10 @@ public final class CudaAgent {
         // the log's fstat is the agent's first use of that call: linked now, not after criu's log line, which is on the
         // first lock's path (that line's round trip took 16 ms on 2 x H200, against 6 ms when the agent opened its log
         // by name; a first FFM call costs milliseconds to link); then the protocol's first uses (AgentWarmUp)
-        if (Bootstrap.cpusToSpare()) {
-            Threads.startDaemon("cuda-agent-warm-up", () -> {
-                linkLogChecks();
-                AgentWarmUp.run();
-            });
-        }
+        Threads.startDaemon("cuda-agent-warm-up", () -> {
+            linkLogChecks();
+            if (Bootstrap.cpusToSpare()) AgentWarmUp.run();
+        });
         try {
             long criuPid = criuPid(argv);
             criu = HelperProcess.inherited(criuPid);
