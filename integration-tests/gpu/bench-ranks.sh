@@ -6,7 +6,8 @@
 # device checkpoint, page dump (per rank), return and stall (lock start to unfreeze).
 #
 # usage (repo root, on a 4-GPU host): bash integration-tests/gpu/bench-ranks.sh BUNDLE_DIR OUT_DIR
-# Env: BENCH_RANK_CASES  "ranks:MiB ..." (default "1:2048 2:2048 4:2048 1:8192"; MiB: EXTRA_MIB per rank)
+# Env: BENCH_RANK_CASES  "ranks:MiB[:e] ..." (default "1:2048 2:2048 4:2048 1:8192"; MiB: EXTRA_MIB per rank; ":e":
+#                        the ranks run with --empty-cache, case name "r<ranks>x<MiB>e")
 #      ROUNDS 3, RESTORES 1, BENCH_WARM_GIB (default 16): GiB of /dev/shm written and removed first (lib.sh warm_memory)
 #      BENCH_DEADLINE_S  default 560: seconds from the start after which nothing new starts, so that the script packs
 #                        its logs before an outer timeout. A case is skipped (NOTE line) when fewer seconds remain
@@ -101,8 +102,10 @@ BENCH_WARM_GIB="${BENCH_WARM_GIB:-16}" warm_memory
 index=0
 for c in ${BENCH_RANK_CASES:-1:2048 2:2048 4:2048 1:8192}; do
     port=$((29811 + 10 * index)) index=$((index + 1))
-    [[ "$c" =~ ^[1-9][0-9]*:[0-9]+$ ]] || { fail "$c" "not ranks:MiB (BENCH_RANK_CASES)"; continue; }
-    RANKS=${c%%:*} EXTRA_MIB=${c#*:} name="r${c%%:*}x${c#*:}"
+    [[ "$c" =~ ^([1-9][0-9]*):([0-9]+)(:e)?$ ]] || { fail "$c" "not ranks:MiB[:e] (BENCH_RANK_CASES)"; continue; }
+    RANKS=${BASH_REMATCH[1]} EXTRA_MIB=${BASH_REMATCH[2]} name="r${BASH_REMATCH[1]}x${BASH_REMATCH[2]}"
+    DDP_ARGS=()
+    [[ -n "${BASH_REMATCH[3]}" ]] && DDP_ARGS=(--empty-cache) name+="e"
     ((RANKS <= NGPU)) || { note "NOTE $name: skipped, $RANKS ranks on $NGPU GPU(s)"; continue; }
     G=$((RANKS * (EXTRA_MIB + 1024) / 1024))
     R_EST=$((3 + G * 9 / 4)) C_EST=$((5 + G * 17 / 4))

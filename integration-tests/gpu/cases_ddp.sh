@@ -33,7 +33,7 @@ ddp_start() {
     JOBLOG="$LOGS/$name.job"
     : >"$JOBLOG"
     start_detached "$JOBLOG" env "$@" python3 "$GPU_DIR/ddp_train.py" --ranks "$RANKS" --steps "$steps" \
-        --extra-mib "$EXTRA_MIB" --port "$port"
+        --extra-mib "$EXTRA_MIB" --port "$port" ${DDP_ARGS[@]+"${DDP_ARGS[@]}"}
     JOB=$STARTED_PID
 }
 

@@ -4,10 +4,12 @@ Started without RANK in the environment it is the launcher: it starts --ranks ra
 script, as a plain launcher does) and waits for them. Started by torchrun (RANK set) it is one rank.
 Each rank holds --extra-mib MiB of device memory filled with a pattern that depends on its rank, prints
 "[rank R] step N loss HEX" (float.hex: exact) after every step, "[rank R] extra=bad at step N" when the pattern
-(checked every 200 steps) is gone, and at the end "[rank R] done steps=S extra=ok|bad".
+(checked every 200 steps) is gone, and at the end "[rank R] done steps=S extra=ok|bad". With --empty-cache a rank
+hands PyTorch's cached free blocks back to the driver after each check (torch.cuda.empty_cache()), as a job would
+before a planned dump: what the driver checkpoints is then what the rank's tensors hold.
 Losses depend only on (rank, step), so a job restored mid-way can be compared with an uninterrupted one.
 
-usage: python3 ddp_train.py [--ranks N] [--steps S] [--extra-mib M] [--hidden H] [--port P]
+usage: python3 ddp_train.py [--ranks N] [--steps S] [--extra-mib M] [--hidden H] [--port P] [--empty-cache]
 """
 import argparse
 import os
@@ -24,6 +26,7 @@ def parse_args():
     p.add_argument("--extra-mib", type=int, default=2048)
     p.add_argument("--hidden", type=int, default=2048)
     p.add_argument("--port", type=int, default=29511)
+    p.add_argument("--empty-cache", action="store_true")
     return p.parse_args()
 
 
@@ -77,6 +80,8 @@ def rank_main(args):
         say(f"[rank {rank}] step {step} loss {loss.item().hex()}")
         if step % 200 == 199 and not torch.equal(extra, torch.arange(n, device=dev, dtype=torch.int32) * 7 + rank):
             say(f"[rank {rank}] extra=bad at step {step}")
+        if step % 200 == 199 and args.empty_cache:
+            torch.cuda.empty_cache()
     ok = bool(torch.equal(extra, torch.arange(n, device=dev, dtype=torch.int32) * 7 + rank))
     say(f"[rank {rank}] done steps={args.steps} extra={'ok' if ok else 'bad'}")
     dist.destroy_process_group()
