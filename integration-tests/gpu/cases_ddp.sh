@@ -26,13 +26,19 @@ check_options() {
     note "INFO $name: criu-gpu check's options: dump ${DUMP_OPTS[*]}; restore ${RESTORE_OPTS[*]}"
 }
 
-# ddp_start NAME PORT STEPS ENV...: the job in its own session; sets JOB (the launcher) and JOBLOG
+# ddp_start NAME PORT STEPS ENV...: the job in its own session; sets JOB (the launcher) and JOBLOG. The launcher is
+# ddp_train.py itself (a plain launcher), or with LAUNCHER=torchrun torchrun started by `criu-gpu run --` (io_uring
+# unavailable: criu 4.2.1 cannot dump the io_uring of torchrun's elastic agent), as the README tells users to
+LAUNCHER=plain
 ddp_start() {
-    local name="$1" port="$2" steps="$3"
+    local name="$1" port="$2" steps="$3" launch
     shift 3
     JOBLOG="$LOGS/$name.job"
     : >"$JOBLOG"
-    start_detached "$JOBLOG" env "$@" python3 "$GPU_DIR/ddp_train.py" --ranks "$RANKS" --steps "$steps" \
+    launch=(python3 "$GPU_DIR/ddp_train.py" --ranks "$RANKS")
+    [[ "$LAUNCHER" == torchrun ]] && launch=("$PLUGIN_DIR/bin/criu-gpu" run -- python3 -m torch.distributed.run \
+        --nproc-per-node "$RANKS" --master-port "$port" "$GPU_DIR/ddp_train.py")
+    start_detached "$JOBLOG" env "$@" "${launch[@]}" --steps "$steps" \
         --extra-mib "$EXTRA_MIB" --port "$port" ${DDP_ARGS[@]+"${DDP_ARGS[@]}"}
     JOB=$STARTED_PID
 }
@@ -189,14 +195,16 @@ dump_r_round() {
     ranks_advance "$JOBLOG" 30 || { fail "$name" "no steps after dump -R $i"; return 1; }
 }
 
-# case_socket_rounds NAME: the socket-transport job with a reference run beside it, dumped and restored with the
-# options criu-gpu check names for it; dump -R at DUMPS random moments, then restore_cycles; the job's losses equal
-# the reference's bit for bit
+# case_socket_rounds NAME: the job on JOB_ENV's transports (default the socket transport) with a reference run of
+# the same settings beside it, dumped and restored with the options criu-gpu check names for it; dump -R at DUMPS
+# random moments, then restore_cycles; the job's losses equal the reference's bit for bit
+JOB_ENV=()
 case_socket_rounds() {
-    local name="$1" steps="${DDP_STEPS:-100000000}" i ok=1 ref reflog
-    ddp_start "$name-reference" 29621 "$steps" "${SOCKET_ENV[@]}"
+    local name="$1" steps="${DDP_STEPS:-100000000}" i ok=1 ref reflog envs=("${SOCKET_ENV[@]}")
+    ((${#JOB_ENV[@]})) && envs=("${JOB_ENV[@]}")
+    ddp_start "$name-reference" 29621 "$steps" "${envs[@]}"
     ref=$JOB; reflog=$JOBLOG
-    ddp_start "$name" 29631 "$steps" "${SOCKET_ENV[@]}"
+    ddp_start "$name" 29631 "$steps" "${envs[@]}"
     ranks_step "$JOBLOG" 20 240 || { fail "$name" "the job never reached step 20: $(tail -n2 "$JOBLOG" | tr '\n' ' ')"; kill_job; return; }
     check_options "$name" || { fail "$name-check-options" "criu-gpu check named no options: $(tail -n1 "$LOGS/$name.check")"; ok=0; }
     for ((i = 1; i <= DUMPS && ok; i++)); do

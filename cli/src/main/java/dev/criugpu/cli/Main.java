@@ -19,6 +19,8 @@ public final class Main {
               inspect DIR [--json]  describe a checkpoint directory
               check [--verbose] PID  what would stop criu dump of a running process tree (read from /proc)
               cuda ARGS          the cuda-checkpoint twin (criu-gpu cuda --help)
+              run [--] COMMAND [ARG...]  COMMAND with io_uring unavailable (ENOSYS), so that criu 4.2.1 can dump it
+                                 and what it starts (a torchrun job: criu-gpu run -- torchrun ...)
             """;
 
     public static int run(String[] args, PrintStream out, PrintStream err) {
@@ -36,6 +38,7 @@ public final class Main {
             case "inspect" -> Commands.inspect(rest, out, err);
             case "check" -> dev.criugpu.cli.check.CheckCommand.run(rest, out, err);
             case "cuda" -> Commands.cuda(rest, out, err);
+            case "run" -> RunCommand.run(rest, err);
             default -> {
                 err.println("criu-gpu: unknown command '" + args[0] + "'");
                 err.print(USAGE);

@@ -14,7 +14,10 @@ import static dev.criugpu.cli.check.Words.who;
  * TCPStore server on libuv (thread pt_tcpstore_uv; libuv's 256-entry epoll-control ring): rank 0 of ranks started by a
  * plain launcher with env:// rendezvous, which USE_LIBUV=0 rids of it (measured, PyTorch 2.11); or torchrun's elastic
  * agent (thread pt_elastic), which holds one whatever USE_LIBUV, UV_USE_IO_URING, TORCHELASTIC_USE_AGENT_STORE or
- * --rdzv-conf use_libuv=0 say (measured): such a job cannot be dumped by criu 4.2.1.
+ * --rdzv-conf use_libuv=0 say (measured; libuv 1.50 and later always set up the epoll-control ring): started under
+ * {@code criu-gpu run}, where io_uring_setup fails with ENOSYS and libuv falls back to epoll, such a job dumps and
+ * restores (measured at 4 ranks, issue 44). Docker 25+, containerd 2.0+ and podman refuse io_uring in their default
+ * seccomp profiles already.
  */
 final class IoUringCheck implements Check {
     static final String IO_URING = "anon_inode:[io_uring]";
@@ -46,9 +49,9 @@ final class IoUringCheck implements Check {
         if (torchrun) {
             return "this is torchrun's elastic agent (" + (threads.contains(ELASTIC_THREAD) ? "thread " + ELASTIC_THREAD
                     : "its command line") + "), which holds one for its rendezvous store's libuv whatever USE_LIBUV, "
-                    + "UV_USE_IO_URING, TORCHELASTIC_USE_AGENT_STORE or --rdzv-conf use_libuv=0 say: a job started by "
-                    + "torchrun cannot be dumped by criu 4.2.1; start the ranks with a plain launcher (env:// "
-                    + "rendezvous) and USE_LIBUV=0";
+                    + "UV_USE_IO_URING, TORCHELASTIC_USE_AGENT_STORE or --rdzv-conf use_libuv=0 say: start the job "
+                    + "with `criu-gpu run -- torchrun ...` (io_uring unavailable to it and all it starts, so libuv "
+                    + "uses epoll), or start the ranks with a plain launcher (env:// rendezvous) and USE_LIBUV=0";
         }
         if (threads.contains(TCPSTORE_UV_THREAD)) {
             String now = t.env().get("USE_LIBUV");

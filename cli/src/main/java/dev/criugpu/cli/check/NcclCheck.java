@@ -18,12 +18,12 @@ import static dev.criugpu.cli.check.Words.pids;
 /**
  * NCCL's settings in the environment of the NVIDIA holders that are ranks ({@link NcclTransports.Rank#usesNccl}, not
  * fork()ed workers): two or more ranks
- * that may use the P2P or SHM transport cannot be restored ({@link NcclTransports}: the same rule the dump refuses by).
+ * that may use the P2P transport, or the SHM transport on cuMem host memory, cannot be restored ({@link NcclTransports}: the same rule the dump refuses by).
  */
 final class NcclCheck implements Check {
     /** NCCL settings reported (the multi-process setup measured to dump and restore). */
-    static final List<String> NCCL_SETTINGS = List.of("NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_IB_DISABLE",
-            "NCCL_SOCKET_IFNAME", "NCCL_NVLS_ENABLE");
+    static final List<String> NCCL_SETTINGS = List.of("NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_CUMEM_HOST_ENABLE",
+            "NCCL_CUMEM_ENABLE", "NCCL_IB_DISABLE", "NCCL_SOCKET_IFNAME", "NCCL_NVLS_ENABLE");
 
     @Override
     public void run(JobTree tree, Findings out) {

@@ -34,9 +34,9 @@ final class SharedMemoryCheck implements Check {
             if (independent.size() < 2) continue;
             Mapping any = users.values().iterator().next();
             out.add(Kind.NOTE, "ipc", pids(independent) + " (all holding NVIDIA files) map the same shared memory "
-                    + strip(any.path()) + ", not inherited through fork(): a hint that they share device memory too "
-                    + "(CUDA IPC: NCCL's P2P and SHM transports, torch.multiprocessing's CUDA tensors), which the "
-                    + "driver cannot restore");
+                    + strip(any.path()) + ", not inherited through fork(): a hint that they may share device memory too "
+                    + "(CUDA IPC: NCCL's P2P transport, torch.multiprocessing's CUDA tensors), which the driver cannot "
+                    + "restore (NCCL's SHM transport on such files, NCCL_CUMEM_HOST_ENABLE=0, was measured to restore)");
         }
     }
 

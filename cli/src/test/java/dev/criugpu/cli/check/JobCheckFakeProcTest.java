@@ -158,15 +158,16 @@ class JobCheckFakeProcTest {
         assertEquals(2, problems.size(), f.toString());
         assertTrue(problems.get(0).startsWith("problem: NCCL ranks pid 101, pid 102 may connect through NCCL's P2P "
                 + "transport (CUDA memory of one GPU mapped by another rank; the driver checkpoints it but cannot return "
-                + "it: CUDA error 801, the ranks stay checkpointed): NCCL_P2P_DISABLE=1 is not set in their environment; "
-                + "start the job with NCCL_P2P_DISABLE=1"), problems.get(0));
+                + "it: CUDA error 801 through cuMem handles, 1 through legacy CUDA IPC, the ranks stay checkpointed): "
+                + "NCCL_P2P_DISABLE=1 is not set in their environment; start the job with NCCL_P2P_DISABLE=1 "
+                + "NCCL_CUMEM_HOST_ENABLE=0 (NCCL's SHM transport over /dev/shm"), problems.get(0));
         assertTrue(problems.get(1).startsWith("problem: NCCL ranks pid 101, pid 102 may connect through NCCL's SHM transport"),
                 problems.get(1));
         List<String> notes = lines(f, Kind.NOTE, "nccl");
         assertEquals("note: pid 103: fork()ed from a parent without an exec since (DataLoader workers, say), not "
                 + "counted as NCCL ranks", notes.get(0));
         assertEquals("note: NCCL settings of pids 101, 102: NCCL_P2P_DISABLE=(unset) NCCL_SHM_DISABLE=(unset) "
-                + "NCCL_IB_DISABLE=(unset) NCCL_SOCKET_IFNAME=lo NCCL_NVLS_ENABLE=(unset) (/proc/PID/environ: the "
+                + "NCCL_CUMEM_HOST_ENABLE=(unset) NCCL_CUMEM_ENABLE=(unset) NCCL_IB_DISABLE=(unset) NCCL_SOCKET_IFNAME=lo NCCL_NVLS_ENABLE=(unset) (/proc/PID/environ: the "
                 + "environment at exec; what the program sets itself later is not seen)", notes.get(1));
         assertTrue(notes.get(2).startsWith("note: NCCL_NVLS_ENABLE is not 0 in pids 101, 102: "), notes.get(2));
     }
@@ -176,13 +177,14 @@ class JobCheckFakeProcTest {
         List<Finding> f = job(NCCL_OK);
         assertEquals(List.of(), lines(f, Kind.PROBLEM, "nccl"));
         assertEquals(List.of("note: NCCL settings of pids 101, 102: NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 "
-                + "NCCL_IB_DISABLE=1 NCCL_SOCKET_IFNAME=lo NCCL_NVLS_ENABLE=0 (/proc/PID/environ: the environment at "
+                + "NCCL_CUMEM_HOST_ENABLE=(unset) NCCL_CUMEM_ENABLE=(unset) NCCL_IB_DISABLE=1 NCCL_SOCKET_IFNAME=lo NCCL_NVLS_ENABLE=0 (/proc/PID/environ: the environment at "
                 + "exec; what the program sets itself later is not seen)"), lines(f, Kind.NOTE, "nccl").subList(1, 2));
         // 101 and 102 map the same deleted file at different addresses: not fork; 103 is 101's fork and adds nothing
         assertEquals(List.of("note: pids 101, 102 (all holding NVIDIA files) map the same shared memory "
-                + "/dev/shm/nccl-Xa9bQ2, not inherited through fork(): a hint that they share device memory too (CUDA "
-                + "IPC: NCCL's P2P and SHM transports, torch.multiprocessing's CUDA tensors), which the driver cannot "
-                + "restore"), lines(f, Kind.NOTE, "ipc"));
+                + "/dev/shm/nccl-Xa9bQ2, not inherited through fork(): a hint that they may share device memory too "
+                + "(CUDA IPC: NCCL's P2P transport, torch.multiprocessing's CUDA tensors), which the driver cannot "
+                + "restore (NCCL's SHM transport on such files, NCCL_CUMEM_HOST_ENABLE=0, was measured to restore)"),
+                lines(f, Kind.NOTE, "ipc"));
         assertEquals(List.of("needs: --ghost-limit 34M: deleted file /dev/shm/nccl-Xa9bQ2 (mapped by pids 101, 102, "
                 + "103) holds 34.0 MiB, over criu's default ghost limit of 1 MiB (criu copies deleted files into the "
                 + "images; NCCL leaves such files in /dev/shm)"), lines(f, Kind.NEEDS, "ghost"));
@@ -565,7 +567,7 @@ class JobCheckFakeProcTest {
     }
 
     @Test
-    void torchrunsElasticAgentIsNamedAndCannotBeDumped() throws IOException {
+    void torchrunsElasticAgentIsNamedAndCriuGpuRunIsTheWayOut() throws IOException {
         task(700, 1, "python3", "USE_LIBUV=0\0UV_USE_IO_URING=0\0", Map.of(5, "anon_inode:[io_uring]"), "", 701);
         Files.writeString(proc.resolve("700/cmdline"), "/usr/bin/python3\0/usr/local/bin/torchrun\0"
                 + "--nproc-per-node\0002\0train.py\0");
@@ -576,8 +578,9 @@ class JobCheckFakeProcTest {
                 + "train.py) fd 5: io_uring (anon_inode:[io_uring]): criu 4.2.1 cannot dump it (\"Unknown shit 600 "
                 + "(anon_inode:[io_uring])\"); this is torchrun's elastic agent (thread pt_elastic), which holds one "
                 + "for its rendezvous store's libuv whatever USE_LIBUV, UV_USE_IO_URING, TORCHELASTIC_USE_AGENT_STORE "
-                + "or --rdzv-conf use_libuv=0 say: a job started by torchrun cannot be dumped by criu 4.2.1; start the "
-                + "ranks with a plain launcher (env:// rendezvous) and USE_LIBUV=0"), problems);
+                + "or --rdzv-conf use_libuv=0 say: start the job with `criu-gpu run -- torchrun ...` (io_uring "
+                + "unavailable to it and all it starts, so libuv uses epoll), or start the ranks with a plain launcher "
+                + "(env:// rendezvous) and USE_LIBUV=0"), problems);
     }
 
     @Test

@@ -17,23 +17,31 @@ import java.util.stream.Stream;
  * Which NCCL transports a job's ranks may connect through, and which of them the driver can checkpoint but not put
  * back: the one copy of that knowledge, used by the dump (before its first lock) and by {@code criu-gpu check}.
  *
- * <p>Measured on 2 × H100/H200 (driver 580.159.04, NCCL 2.28 inside PyTorch 2.11): with NCCL's defaults two ranks on
- * two GPUs connect "via P2P" (CUDA memory of one GPU mapped by the other rank); the driver locks and checkpoints both,
- * then refuses to return them (CUDA error 801) and they stay CHECKPOINTED. /proc shows nothing of that connection: no
- * /dev/shm file, no mapping of the peer GPU's device file, no extra descriptor — the ranks' environment is the only
- * signal, read at exec ({@code /proc/PID/environ}); a setting the program makes later is not seen, which is what
- * {@code CRIU_CUDA_NCCL_CHECK=0} is for. Which processes are ranks is decided by what they run, never by their
- * environment alone: hosts and container images set NCCL_* for every process (the 4 × H200 hosts set
- * NCCL_NVLS_ENABLE=0 host-wide, NVIDIA's images NCCL_VERSION), and a multi-process CUDA program without NCCL on such a
- * host was refused (GPU e2e, session 13). A rank is a PyTorch process with a ProcessGroupNCCL (its {@code pt_nccl_*}
- * threads) or a process outside PyTorch with libnccl mapped; a PyTorch process maps libnccl as soon as it imports
- * torch, NCCL used or not, so for it only the threads count. A program with NCCL linked in statically outside PyTorch
- * is not recognised.
+ * <p>Measured on 4 × H100 (NV18 all-to-all, driver 580.159.04, NCCL 2.28.9 inside PyTorch 2.11), a 4-rank DDP job,
+ * {@code criu dump -R} with this check skipped (issue 44; BENCHMARKS "NCCL transports"): every transport the driver
+ * locks and checkpoints; what it cannot do is return the ranks when
+ * <ul>
+ * <li>a rank maps another GPU's memory (NCCL's P2P transport, NVLink): through cuMem handles (NCCL's default, also with
+ * {@code NCCL_P2P_USE_CUDA_MEMCPY=1}) the return fails with CUDA error 801 and returning the ranks one at a time in
+ * rank order then fails with 304; through legacy CUDA IPC ({@code NCCL_CUMEM_ENABLE=0}) with CUDA error 1;</li>
+ * <li>ranks share host memory that NCCL allocates through cuMem ({@code NCCL_CUMEM_HOST_ENABLE}'s default, the SHM
+ * transport's buffers): CUDA error 801.</li>
+ * </ul>
+ * The SHM transport on POSIX shared memory registered with CUDA ({@code NCCL_CUMEM_HOST_ENABLE=0}, or no cuMem at all
+ * with {@code NCCL_CUMEM_ENABLE=0}) dumps with {@code -R} and restores: with P2P off it ran at 98 % of the defaults'
+ * step rate, the socket transport at 24 %. /proc shows nothing of the P2P connection (no /dev/shm file, no mapping of
+ * the peer GPU's device file): the ranks' environment is the only signal, read at exec ({@code /proc/PID/environ}); a
+ * setting the program makes later is not seen, which is what {@code CRIU_CUDA_NCCL_CHECK=0} is for. Which processes are
+ * ranks is decided by what they run, never by their environment alone: hosts and container images set NCCL_* for
+ * every process (the 4 × H200 hosts set NCCL_NVLS_ENABLE=0 host-wide, NVIDIA's images NCCL_VERSION), and a
+ * multi-process CUDA program without NCCL on such a host was refused (GPU e2e, session 13). A rank is a PyTorch
+ * process with a ProcessGroupNCCL (its {@code pt_nccl_*} threads) or a process outside PyTorch with libnccl mapped; a
+ * PyTorch process maps libnccl as soon as it imports torch, NCCL used or not, so for it only the threads count. A
+ * program with NCCL linked in statically outside PyTorch is not recognised.
  */
 public final class NcclTransports {
-    /** The settings with which a multi-process NCCL job was measured to dump and restore on one host. */
-    public static final String MEASURED = "NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_DISABLE=1 "
-            + "NCCL_SOCKET_IFNAME=lo NCCL_NVLS_ENABLE=0";
+    /** The fastest settings with which a multi-process NCCL job was measured to dump and restore on one host. */
+    public static final String FASTEST = "NCCL_P2P_DISABLE=1 NCCL_CUMEM_HOST_ENABLE=0";
 
     private NcclTransports() {
     }
@@ -65,8 +73,8 @@ public final class NcclTransports {
         public String line() {
             return "NCCL ranks " + pids.stream().map(p -> "pid " + p).collect(Collectors.joining(", "))
                     + " may connect through NCCL's " + transport + " transport (" + why + "): " + setting
-                    + " is not set in their environment; start the job with " + setting + " (" + MEASURED
-                    + " was measured to dump and restore)";
+                    + " is not set in their environment; start the job with " + FASTEST + " (NCCL's SHM transport over "
+                    + "/dev/shm: measured to dump and restore, at 98 % of the defaults' step rate on 4 NVLink GPUs)";
         }
     }
 
@@ -82,12 +90,14 @@ public final class NcclTransports {
                 .map(Rank::pid).toList();
         if (!p2p.isEmpty()) {
             out.add(new Blocker("P2P", p2p, "NCCL_P2P_DISABLE=1", "CUDA memory of one GPU mapped by another rank; the "
-                    + "driver checkpoints it but cannot return it: CUDA error 801, the ranks stay checkpointed"));
+                    + "driver checkpoints it but cannot return it: CUDA error 801 through cuMem handles, 1 through "
+                    + "legacy CUDA IPC, the ranks stay checkpointed"));
         }
-        List<Integer> shm = ranks.stream().filter(r -> !is(r, "NCCL_SHM_DISABLE", "1")).map(Rank::pid).toList();
+        List<Integer> shm = ranks.stream().filter(r -> !is(r, "NCCL_SHM_DISABLE", "1")
+                && !is(r, "NCCL_CUMEM_HOST_ENABLE", "0") && !is(r, "NCCL_CUMEM_ENABLE", "0")).map(Rank::pid).toList();
         if (!shm.isEmpty()) {
-            out.add(new Blocker("SHM", shm, "NCCL_SHM_DISABLE=1", "host memory shared between ranks and registered "
-                    + "with CUDA, used where P2P is off"));
+            out.add(new Blocker("SHM", shm, "NCCL_CUMEM_HOST_ENABLE=0", "host memory NCCL allocates through cuMem and "
+                    + "shares between ranks; the driver checkpoints it but cannot return it: CUDA error 801"));
         }
         return out;
     }

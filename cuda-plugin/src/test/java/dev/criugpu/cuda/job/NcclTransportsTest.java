@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The NCCL transport rule the dump refuses by and criu-gpu check reports. */
 class NcclTransportsTest {
@@ -24,6 +25,31 @@ class NcclTransportsTest {
                 rank(1, Map.of(), Set.of("pt_nccl_watchdg")), mapping(2, Map.of("NCCL_SOCKET_IFNAME", "lo"), true, false)));
         assertEquals(List.of("P2P", "SHM"), b.stream().map(NcclTransports.Blocker::transport).toList());
         assertEquals(List.of(1, 2), b.getFirst().pids());
+    }
+
+    /** Measured on 4 x H100 (issue 44): SHM over /dev/shm returns and restores, SHM on cuMem host memory does not. */
+    @Test
+    void shmIsBlockedOnlyOnCuMemHostMemory() {
+        Map<String, String> cuMemHost = Map.of("NCCL_P2P_DISABLE", "1");
+        List<NcclTransports.Blocker> b = NcclTransports.blockers(List.of(rank(1, cuMemHost, Set.of("pt_nccl_watchdg")),
+                rank(2, cuMemHost, Set.of("pt_nccl_watchdg"))));
+        assertEquals(List.of("SHM"), b.stream().map(NcclTransports.Blocker::transport).toList());
+        assertTrue(b.getFirst().line().contains("NCCL_CUMEM_HOST_ENABLE=0 is not set"), b.getFirst().line());
+        for (Map<String, String> env : List.of(Map.of("NCCL_P2P_DISABLE", "1", "NCCL_CUMEM_HOST_ENABLE", "0"),
+                Map.of("NCCL_P2P_DISABLE", "1", "NCCL_CUMEM_ENABLE", "0"))) {
+            assertEquals(List.of(), NcclTransports.blockers(List.of(rank(1, env, Set.of("pt_nccl_watchdg")),
+                    rank(2, env, Set.of("pt_nccl_watchdg")))), env.toString());
+        }
+    }
+
+    /** P2P fails through cuMem handles (801) and through legacy CUDA IPC (1): NCCL_CUMEM_ENABLE=0 does not help it. */
+    @Test
+    void p2pIsBlockedWhateverTheHandles() {
+        Map<String, String> ipc = Map.of("NCCL_SHM_DISABLE", "1", "NCCL_CUMEM_ENABLE", "0");
+        List<NcclTransports.Blocker> b = NcclTransports.blockers(List.of(rank(1, ipc, Set.of("pt_nccl_watchdg")),
+                rank(2, ipc, Set.of("pt_nccl_watchdg"))));
+        assertEquals(List.of("P2P"), b.stream().map(NcclTransports.Blocker::transport).toList());
+        assertTrue(b.getFirst().line().contains("start the job with " + NcclTransports.FASTEST), b.getFirst().line());
     }
 
     @Test

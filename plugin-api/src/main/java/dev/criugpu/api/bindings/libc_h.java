@@ -16,7 +16,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * libc's {@code ptrace}, {@code waitpid} and {@code prctl}, for both vendors, with errno captured right after the call (jextract shape plus
+ * libc's {@code ptrace}, {@code waitpid}, {@code prctl}, {@code fcntl} and {@code execvp}, for both vendors and the command line, with errno captured right after the call (jextract shape plus
  * {@code Linker.Option.captureCallState}). Numbers are Linux x86-64 (linux/ptrace.h, bits/waitflags.h).
  */
 public final class libc_h {
@@ -70,6 +70,35 @@ public final class libc_h {
     }
 
     public static final int PR_GET_CHILD_SUBREAPER = 37;
+    public static final int PR_SET_SECCOMP = 22;
+    public static final int PR_SET_NO_NEW_PRIVS = 38;
+    public static final int SECCOMP_MODE_FILTER = 2;
+
+    /** {@code int prctl(int option, unsigned long, unsigned long, unsigned long, unsigned long)}, variadic after 1. */
+    private static final class PrctlLongs {
+        static final MethodHandle HANDLE = LINKER.downcallHandle(
+                LINKER.defaultLookup().find("prctl").orElseThrow(),
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG),
+                Linker.Option.firstVariadicArg(1), Linker.Option.captureCallState("errno"));
+    }
+
+    public static final int F_SETFD = 2;
+    public static final int FD_CLOEXEC = 1;
+
+    /** {@code int fcntl(int fd, int cmd, ...)} with one int argument */
+    private static final class Fcntl {
+        static final MethodHandle HANDLE = LINKER.downcallHandle(
+                LINKER.defaultLookup().find("fcntl").orElseThrow(),
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT),
+                Linker.Option.firstVariadicArg(2), Linker.Option.captureCallState("errno"));
+    }
+
+    /** {@code int execvp(const char *file, char *const argv[])} */
+    private static final class Execvp {
+        static final MethodHandle HANDLE = LINKER.downcallHandle(
+                LINKER.defaultLookup().find("execvp").orElseThrow(),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS), Linker.Option.captureCallState("errno"));
+    }
 
     /** {@code uid_t geteuid(void)} */
     private static final class Geteuid {
@@ -88,6 +117,45 @@ public final class libc_h {
             return rc == 0 && flag.get(JAVA_INT, 0) != 0;
         } catch (Throwable t) {
             throw new IllegalStateException("prctl downcall failed", t);
+        }
+    }
+
+    /** prctl({@code option}, a2, a3, a4, a5), e.g. PR_SET_SECCOMP with a filter's address in a3. */
+    public static Result prctl(int option, long a2, long a3, long a4, long a5) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(CALL_STATE);
+            int r = (int) PrctlLongs.HANDLE.invokeExact(state, option, a2, a3, a4, a5);
+            return new Result(r, (int) ERRNO.get(state, 0L));
+        } catch (Throwable t) {
+            throw new IllegalStateException("prctl downcall failed", t);
+        }
+    }
+
+    /** fcntl({@code fd}, {@code cmd}, {@code arg}), e.g. F_SETFD with FD_CLOEXEC. */
+    public static Result fcntl(int fd, int cmd, int arg) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(CALL_STATE);
+            int r = (int) Fcntl.HANDLE.invokeExact(state, fd, cmd, arg);
+            return new Result(r, (int) ERRNO.get(state, 0L));
+        } catch (Throwable t) {
+            throw new IllegalStateException("fcntl downcall failed", t);
+        }
+    }
+
+    /**
+     * execvp({@code argv[0]}, argv): replaces this process (the JVM with all its threads) by the program, looked up on
+     * PATH; returns only when that failed, with its errno.
+     */
+    public static int execvp(java.util.List<String> argv) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment vector = arena.allocate(ADDRESS, argv.size() + 1L);
+            for (int i = 0; i < argv.size(); i++) vector.setAtIndex(ADDRESS, i, arena.allocateFrom(argv.get(i)));
+            vector.setAtIndex(ADDRESS, argv.size(), MemorySegment.NULL);
+            MemorySegment state = arena.allocate(CALL_STATE);
+            int r = (int) Execvp.HANDLE.invokeExact(state, vector.getAtIndex(ADDRESS, 0), vector);
+            return r == -1 ? (int) ERRNO.get(state, 0L) : 0;
+        } catch (Throwable t) {
+            throw new IllegalStateException("execvp downcall failed", t);
         }
     }
 
