@@ -22,7 +22,8 @@ import java.util.Set;
  * /tmp/criu-gpu-* that it was told of is removed, it makes the same name its own (sticky /tmp lets anyone create a
  * free name), listens at NAME/helper.sock and sends whoever connects the CUDA agent's first lines: an "args" line
  * whose --cuda-checkpoint is its program, and a "log" line naming a file to create. Single-file source, JDK only.
- * Arguments: PROGRAM FILE-TO-CREATE; stdin: names to squat, one a line. Prints "watching", then one line per event.
+ * Arguments: PROGRAM FILE-TO-CREATE; stdin: names to squat, one a line. Prints "watching", "target NAME" for each name
+ * taken in, then one line per event.
  */
 public class Squatter {
     public static void main(String[] args) throws Exception {
@@ -32,7 +33,10 @@ public class Squatter {
         tmp.register(watch, StandardWatchEventKinds.ENTRY_DELETE);
         Thread.ofPlatform().daemon(true).start(() -> {
             try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in))) {
-                for (String line; (line = in.readLine()) != null; ) targets.add(line.strip());
+                for (String line; (line = in.readLine()) != null; ) {
+                    targets.add(line.strip());
+                    say("target " + line.strip());
+                }
             } catch (Exception e) {
                 say("stdin: " + e);
             }

@@ -173,17 +173,39 @@ class HelperProcessTest {
     @Test
     void closingWakesAThreadBlockedReading() throws Exception {
         HelperProcess[] p = HelperProcess.pair();
-        CompletableFuture<String> read = CompletableFuture.supplyAsync(() -> {
+        CompletableFuture<String> read = new CompletableFuture<>();
+        Thread reader = new Thread(() -> {
             try {
-                return p[0].readLine();
+                read.complete(p[0].readLine());
             } catch (IOException e) {
-                return "failed: " + e.getMessage();
+                read.complete("failed: " + e.getMessage());
             }
-        });
-        Thread.sleep(200);
+        }, "helper-reader");
+        reader.start();
+        awaitBlockedInRecvmsg("helper-reader");
         p[0].close();
         assertNull(read.get(10, TimeUnit.SECONDS));
         p[1].close();
+    }
+
+    /** Polls (bounded: 10 s) until the thread of this native name sits in recvmsg(2) (/proc/self/task/TID/syscall). */
+    private static void awaitBlockedInRecvmsg(String threadName) throws Exception {
+        String recvmsg = System.getProperty("os.arch").equals("aarch64") ? "212 " : "47 ";
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (System.nanoTime() < deadline) {
+            try (var tasks = Files.list(Path.of("/proc/self/task"))) {
+                for (Path t : tasks.toList()) {
+                    try {
+                        if (Files.readString(t.resolve("comm")).strip().equals(threadName)
+                                && Files.readString(t.resolve("syscall")).startsWith(recvmsg)) return;
+                    } catch (IOException e) {
+                        // that thread ended meanwhile
+                    }
+                }
+            }
+            Thread.sleep(2);
+        }
+        throw new AssertionError("thread " + threadName + " never blocked in recvmsg within 10 s");
     }
 
     @Test

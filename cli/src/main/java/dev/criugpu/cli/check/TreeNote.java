@@ -18,7 +18,7 @@ final class TreeNote implements Check {
                 + list);
         for (Task t : tree.tasks) {
             if (!t.unreadable().isEmpty()) {
-                out.add(Kind.NOTE, "unreadable", "could not read /proc/" + t.pid() + "/" + String.join(", /proc/"
+                out.add(Kind.NOTE, "unreadable", "could not read all of /proc/" + t.pid() + "/" + String.join(", /proc/"
                         + t.pid() + "/", t.unreadable()) + ": what they hold is not checked" + (t.unreadable().stream()
                         .anyMatch(u -> u.contains(ProcFs.DENIED)) ? " (run as root or as the job's user)" : ""));
             }

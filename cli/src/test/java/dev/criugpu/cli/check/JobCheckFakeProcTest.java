@@ -554,6 +554,22 @@ class JobCheckFakeProcTest {
         assertTrue(ElfNeeded.of(Path.of("/proc/self/exe")).orElseThrow().contains("libc.so.6"));
     }
 
+    /** A user can make an environment hundreds of MiB; check, run as root, reads 1 MiB of it and says so (issue 41). */
+    @Test
+    void anOversizedEnvironmentIsReadUpToItsBoundAndTheCutIsNamed() throws IOException {
+        task(900, 1, "python3", "", Map.of(), "");
+        String pad = "PAD=" + "x".repeat(1 << 20) + "\0";
+        Files.writeString(proc.resolve("900/environ"), "EARLY=1\0" + pad + pad + "LATE=1\0");
+        ProcFs.Task t = fs().task(900).orElseThrow();
+        assertEquals("1", t.env().get("EARLY"));
+        assertEquals(null, t.env().get("LATE"), "read past the bound");
+        assertEquals(null, t.env().get("PAD"), "the entry cut in two must not be taken as a value");
+        assertEquals(List.of("environ (longer than 1024 KiB: read that far, the rest not checked)"), t.unreadable());
+        assertEquals(List.of("note: could not read all of /proc/900/environ (longer than 1024 KiB: read that far, the "
+                + "rest not checked): what they hold is not checked"), lines(JobCheck.run(fs(), host, 900, "").findings(),
+                Kind.NOTE, "unreadable"));
+    }
+
     @Test
     void torchsTcpStoreServerOnLibuvIsToldToTurnLibuvOff() throws IOException {
         task(600, 1, "python3", "MASTER_PORT=29500\0", Map.of(9, "anon_inode:[io_uring]"), "");

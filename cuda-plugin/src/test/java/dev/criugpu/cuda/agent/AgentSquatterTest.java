@@ -29,9 +29,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * under /tmp once criu's side removed it, listens there, and sends the first lines that once made the agent run
  * {@code --cuda-checkpoint}'s program as root and create the log file they named. The agent, started as the shim
  * once started it (a socket path in that directory) and as it is started now (a socketpair through
- * {@link AgentClient}), runs nothing and creates nothing of theirs. With the agent of commit c561d08 started the
- * old way ({@code CRIU_GPU_TEST_AGENT_TREE=DIR}, DIR a build of that commit) the same test fails: the agent connects
- * to the squatter and runs its program as root.
+ * {@link AgentClient}), runs nothing and creates nothing of theirs. Today's agent refuses a socket path at its arguments
+ * (exit 2, its usage line): the first half checks exactly that. With the agent of commit c561d08 started the old way
+ * ({@code CRIU_GPU_TEST_AGENT_TREE=DIR}, DIR a build of that commit) the same test fails: the agent connects to the
+ * squatter and runs its program as root.
  */
 class AgentSquatterTest {
     private static final String NOBODY = "65534";
@@ -79,7 +80,7 @@ class AgentSquatterTest {
             OutputStream toSquatter = squatter.getOutputStream();
             toSquatter.write((dir.getFileName() + "\n").getBytes(StandardCharsets.UTF_8));
             toSquatter.flush();
-            Thread.sleep(200); // the squatter has the name before the directory goes
+            awaitLine(said, "target " + dir.getFileName(), squatter);   // the squatter has the name before it goes
             Process old = new ProcessBuilder(java, "-XX:-UsePerfData", "--enable-native-access=ALL-UNNAMED", "-cp",
                     agentClassPath(),
                     CudaAgent.class.getName(), "--socket", dir.resolve("helper.sock").toString(),
@@ -87,7 +88,15 @@ class AgentSquatterTest {
                     .redirectErrorStream(true).redirectOutput(ours.resolve("old-start.out").toFile()).start();
             Files.delete(dir);
             awaitLine(said, "squatted " + dir, squatter);
-            assertTrue(old.waitFor(60, TimeUnit.SECONDS) || ranOrMade(ran, made), "the agent started with a socket path neither ended nor ran anything");
+            if (System.getenv("CRIU_GPU_TEST_AGENT_TREE") == null) {
+                // today's agent takes no socket path at all: it must refuse one at its arguments, before any connect
+                assertTrue(old.waitFor(60, TimeUnit.SECONDS), "the agent started with a socket path did not end");
+                assertEquals(2, old.exitValue(), "the agent started with a socket path: " + Files.readString(ours.resolve("old-start.out")));
+                assertTrue(Files.readString(ours.resolve("old-start.out")).contains("usage: --criu-pid P"),
+                        Files.readString(ours.resolve("old-start.out")));
+            } else {
+                assertTrue(old.waitFor(60, TimeUnit.SECONDS) || ranOrMade(ran, made), "the agent started with a socket path neither ended nor ran anything");
+            }
             old.destroyForcibly().waitFor();
 
             // the agent as it is started now: its end of a socketpair, a log criu's side created; given up after its answer
