@@ -93,3 +93,21 @@ transport_row() {
     note "MATRIX ranks=$ranks config=$cfg steps_s=$rate via=$(vias "$JOBLOG") dumpR=$dumpr seq_resume=$seq dump_restore=$cycle"
     kill_job
 }
+
+# transport_rates: from the summary's MATRIX lines, per ranks and setting the median steps/s over its rows and its
+# share of the defaults' median (name settings several times in TRANSPORTS, alternating, to get several windows)
+transport_rates() {
+    echo "| ranks | setting | windows | steps/s (each) | median | share of defaults |"
+    echo "|---|---|---|---|---|---|"
+    sed -n 's/^MATRIX ranks=\([0-9]*\) config=\([^ ]*\) steps_s=\([0-9.]*\) .*/\1 \2 \3/p' "$SUMMARY" | python3 -c '
+import statistics, sys
+rows = {}
+for line in sys.stdin:
+    r, c, v = line.split()
+    rows.setdefault((int(r), c), []).append(float(v))
+for (r, c), vs in rows.items():
+    base = rows.get((r, "defaults"))
+    share = "%.1f %%" % (100 * statistics.median(vs) / statistics.median(base)) if base else "-"
+    print("| %d | %s | %d | %s | %.1f | %s |" % (r, c, len(vs), " ".join("%.1f" % v for v in vs), statistics.median(vs), share))
+'
+}

@@ -8,7 +8,8 @@
 #                  the tp-* cases were written in session 11 and have not run on a GPU yet); also "rounds" and
 #                  "torchrun-rounds" (socket-rounds on RANK_TRANSPORT's settings, default sockets, the second with the
 #                  job started by `criu-gpu run -- torchrun`) and "transport-matrix" (cases_transports.sh: MATRIX_RANKS,
-#                  TRANSPORTS, RATE_ONLY, RATE_S)
+#                  TRANSPORTS, RATE_ONLY, RATE_S; a setting named several times in TRANSPORTS runs that often, and
+#                  OUT_DIR/transport-rates.md gives each setting's median step rate and its share of the defaults')
 #      RANKS       ranks of the job (default: every GPU), EXTRA_MIB device memory per rank (default 2048)
 #      DUMPS       dump -R rounds at random moments (default 3), then RESTORES dump + restore-right-after cycles onto
 #                  the job's GPUs rotated by one (default 5); ANOTHER_HOST=1 adds a cycle restored in a fresh network
@@ -61,6 +62,7 @@ for c in ${RANK_CASES:-defaults-refused socket-rounds torchrun-check tp-serving 
                 done
             done
             RANKS="${RANKS_ASKED}"
+            transport_rates >"$OUT_DIR/transport-rates.md"; cat "$OUT_DIR/transport-rates.md"
             python3 "$GPU_DIR/rank_phases.py" --header "$LOGS"/t*-R1.dump.log "$LOGS"/t*-c1.dump.log >"$OUT_DIR/transport-phases.tsv" 2>>"$SUMMARY"
             python3 "$GPU_DIR/rank_phases.py" --table "$OUT_DIR/transport-phases.tsv" >"$OUT_DIR/transport-phases.md" 2>>"$SUMMARY" ;;
         torchrun-check) case_torchrun_check "ddp$RANKS-torchrun-check" ;;
