@@ -177,6 +177,8 @@ JDK=$(find_jdk) || die "no JDK 22 or newer found"
 log "JDK: $JDK"
 log "criu images"
 integration-tests/criu-image/build.sh
+log "the CRI node image (containerd, runc, criu from Debian sid)"
+integration-tests/cri/build-image.sh
 log "running the build and all tests: JAVA_HOME=$JDK CI=$CI mvn -B install $*"
 JAVA_HOME="$JDK" mvn -B install "$@"
 log "build and all tests passed"

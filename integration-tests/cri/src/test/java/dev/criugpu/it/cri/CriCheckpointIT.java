@@ -1,0 +1,276 @@
+package dev.criugpu.it.cri;
+
+import dev.criugpu.it.CommandResult;
+import dev.criugpu.it.DockerRequired;
+import dev.criugpu.it.Eventually;
+import dev.criugpu.it.cri.api.Cri;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Kubernetes' way, on the CPU: what the kubelet does through containerd's CRI (containerd 2.1.9, runc 1.3.6, criu
+ * 4.2.1, all Debian's) with our plugin dir as criu's default /usr/lib/criu. A pod runs a shell counter; the kubelet's
+ * checkpoint call (CRI CheckpointContainer) writes a checkpoint archive and leaves the container running; the
+ * container and its pod are removed; a new pod is run and a container created whose image is the checkpoint
+ * archive's path on the node, which containerd 2.x takes for a checkpoint to restore (its CreateContainer stats the
+ * image name: an existing file is a checkpoint archive), and StartContainer restores it with criu. The counter goes
+ * on from where the checkpoint caught it. criu, run by runc, loads both plugins, which disable themselves (no GPU)
+ * and say so in the dump.log the archive carries.
+ */
+@ExtendWith(DockerRequired.class)
+class CriCheckpointIT {
+    private static final String IMAGE = "localhost:5000/criu-gpu-cri/busybox:1";
+    private static final String ARCHIVE = "/var/lib/criu-gpu-cri/counter-checkpoint.tar";
+    /** The program: a shell counter writing 1, 2, 3, ... to its stdout, which the CRI log file keeps. */
+    private static final String COUNTER = "i=0; while :; do i=$((i+1)); echo $i; sleep 0.1; done";
+    private static final Duration PROGRESS_TIMEOUT = Duration.ofSeconds(30);
+    private static final Pattern CRI_LOG_LINE = Pattern.compile("^\\S+ stdout F (\\d+)$");
+
+    @Test
+    void checkpointsThroughCriAndRestoresFromTheArchiveInANewPod() {
+        try (CriNode node = CriNode.start(true)) {
+            node.startContainerd().orFail();
+            try (CriClient cri = node.client()) {
+                Cri.VersionResponse version = cri.version();
+                assertEquals("containerd", version.getRuntimeName(), version.toString());
+                assertTrue(version.getRuntimeVersion().startsWith("2."), "containerd 2.x expected: " + version);
+                cri.pullImage(IMAGE);
+
+                // the pod and its counter, as the kubelet creates them
+                Cri.PodSandboxConfig pod1 = pod(node);
+                String sandbox1 = cri.runPodSandbox(pod1);
+                String counter1 = cri.createContainer(sandbox1, counter(IMAGE), pod1);
+                cri.startContainer(counter1);
+                String log1 = cri.containerStatus(counter1).getLogPath();
+                awaitCount(node, log1, 1, 3);
+
+                // the kubelet's checkpoint: the archive is written, the container goes on running
+                long before = lastValue(node, log1);
+                cri.checkpointContainer(counter1, ARCHIVE, Duration.ofSeconds(60));
+                long after = lastValue(node, log1);
+                assertEquals(Cri.ContainerState.CONTAINER_RUNNING, cri.containerStatus(counter1).getState(),
+                        "CheckpointContainer leaves the container running");
+                List<String> entries = node.exec("tar", "-tf", ARCHIVE).orFail().stdout().lines()
+                        .map(e -> e.replaceFirst("^\\./", "")).toList();
+                for (String entry : List.of("checkpoint/inventory.img", "checkpoint/pstree.img", "config.dump",
+                        "spec.dump", "status.dump", "dump.log", "container.log")) {
+                    assertTrue(entries.contains(entry), ARCHIVE + " lacks " + entry + ": " + entries);
+                }
+                String dumpLog = archiveEntry(node, "dump.log");
+                assertPluginsLoaded(dumpLog, "the archive's dump.log");
+                assertOneLine(dumpLog, "dump.log", "cuda_plugin: disabled: no NVIDIA GPU\\b.+");
+                assertOneLine(dumpLog, "dump.log", "amdgpu_plugin: disabled: no AMD GPU\\b.+");
+                // the base image the restore pulls again: by digest, from its registry
+                String config = archiveEntry(node, "config.dump");
+                assertTrue(config.contains("\"rootfsImageRef\":\"localhost:5000/criu-gpu-cri/busybox@sha256:"),
+                        "config.dump: " + config);
+                List<Long> logAtCheckpoint = values(archiveEntry(node, "container.log"));
+                assertConsecutiveFrom(1, logAtCheckpoint, "container.log in the archive");
+
+                // gone: container and pod
+                cri.stopContainer(counter1, 0);
+                cri.removeContainer(counter1);
+                cri.stopPodSandbox(sandbox1);
+                cri.removePodSandbox(sandbox1);
+                node.exec("rm", "-rf", pod1.getLogDirectory()).orFail();   // as the kubelet does with a removed pod's logs
+                assertTrue(node.exec("sh", "-c", "ps -e -o args | grep -v grep | grep -q 'i=0; while'").exitCode() == 1,
+                        "the counter still runs after its container and pod were removed");
+
+                // a new pod; a container whose image is the checkpoint archive
+                Cri.PodSandboxConfig pod2 = pod(node);
+                String sandbox2 = cri.runPodSandbox(pod2);
+                String counter2 = cri.createContainer(sandbox2, counter(ARCHIVE), pod2);
+                cri.startContainer(counter2);
+                Cri.ContainerStatus restored = cri.containerStatus(counter2);
+                assertEquals(Cri.ContainerState.CONTAINER_RUNNING, restored.getState(), restored.toString());
+                assertEquals("true", restored.getAnnotationsMap().get("restored"), "containerd's restored annotation");
+                String log2 = restored.getLogPath();
+
+                // The new log starts with the archive's container.log; the restored process appends to it.
+                int copied = logAtCheckpoint.size();
+                awaitCount(node, log2, copied + 1, 10);
+                List<Long> log = values(node.exec("cat", log2).orFail().stdout());
+                assertEquals(logAtCheckpoint, log.subList(0, copied), "the restored container's log does not start "
+                        + "with the archive's container.log");
+                List<Long> restoredValues = log.subList(copied, log.size());
+                long first = restoredValues.getFirst();
+                assertTrue(first > before && first <= after + 1, "the restored counter's first value " + first
+                        + " is not right after a value the counter had while CheckpointContainer ran (" + before
+                        + " before the call, " + after + " after it)");
+                assertTrue(first <= copied + 1, "first value " + first + " after the checkpoint's log (" + copied + ")");
+                assertConsecutiveFrom(first, restoredValues, log2 + " after the restore");
+                assertTrue(restoredValues.getLast() > first + 8, "the restored counter did not go on: " + restoredValues);
+
+                System.out.println("CriCheckpointIT: counter at " + before + " before CheckpointContainer, " + after
+                        + " after it; the archive's container.log holds 1.." + copied + "; restored counter: " + first
+                        + ".." + restoredValues.getLast() + " in " + log2);
+                // runc runs criu restore in the task's bundle directory, where its restore.log stays
+                String restoreLog = node.exec("cat", "/var/lib/criu-gpu-cri/containerd/io.containerd.runtime.v2.task/k8s.io/"
+                        + counter2 + "/restore.log").orFail().stdout();
+                assertPluginsLoaded(restoreLog, "restore.log");
+                assertOneLine(restoreLog, "restore.log", "cuda_plugin: disabled: the image holds no CUDA state");
+                assertOneLine(restoreLog, "restore.log", "amdgpu_plugin: disabled: the image holds no AMDGPU state");
+                assertTrue(restoreLog.lines().noneMatch(l -> l.contains("entered Java")),
+                        "a disabled plugin entered Java:\n" + restoreLog);
+                System.out.println("CriCheckpointIT: dump.log and restore.log, plugin lines:\n"
+                        + String.join("\n", (dumpLog + restoreLog).lines().filter(l -> l.contains("plugin")).toList()));
+
+                cri.stopContainer(counter2, 0);
+                cri.removeContainer(counter2);
+                cri.stopPodSandbox(sandbox2);
+                cri.removePodSandbox(sandbox2);
+            }
+        }
+    }
+
+    /**
+     * containerd pulls the checkpoint's base image (by digest) again when it restores: with its registry out of reach,
+     * CreateContainer fails with containerd's line saying so, and nothing is restored.
+     */
+    @Test
+    void restoreFailsInOneLineWhenTheBaseImagesRegistryIsOutOfReach() {
+        try (CriNode node = CriNode.start(true)) {
+            node.startContainerd().orFail();
+            try (CriClient cri = node.client()) {
+                cri.pullImage(IMAGE);
+                Cri.PodSandboxConfig pod1 = pod(node);
+                String sandbox1 = cri.runPodSandbox(pod1);
+                String counter1 = cri.createContainer(sandbox1, counter(IMAGE), pod1);
+                cri.startContainer(counter1);
+                awaitCount(node, cri.containerStatus(counter1).getLogPath(), 1, 3);
+                cri.checkpointContainer(counter1, ARCHIVE, Duration.ofSeconds(60));
+                cri.stopContainer(counter1, 0);
+                cri.removeContainer(counter1);
+                cri.stopPodSandbox(sandbox1);
+                cri.removePodSandbox(sandbox1);
+                node.exec("pkill", "-x", "docker-registry").orFail();   // the node's own registry, in its container
+                Eventually.await("the registry to stop", PROGRESS_TIMEOUT,
+                        () -> node.exec("pgrep", "-x", "docker-registry").exitCode() == 1);
+
+                Cri.PodSandboxConfig pod2 = pod(node);
+                String sandbox2 = cri.runPodSandbox(pod2);
+                AssertionError e = assertThrows(AssertionError.class,
+                        () -> cri.createContainer(sandbox2, counter(ARCHIVE), pod2));
+                String first = e.getMessage().lines().findFirst().orElse("");
+                assertTrue(first.startsWith("CRI CreateContainer failed: UNKNOWN: failed to pull checkpoint base image "
+                        + "localhost:5000/criu-gpu-cri/busybox@sha256:"), first);
+                System.out.println("CriCheckpointIT: " + first);
+            }
+        }
+    }
+
+    /** Where containerd's criu does not find the plugins, the node's check says so in one line before anything runs. */
+    @Test
+    void saysInOneLineWhenThePluginDirIsNotWhereContainerdsCriuLooks() {
+        try (CriNode node = CriNode.start(false)) {
+            CommandResult r = node.startContainerd();
+            assertEquals(1, r.exitCode(), r.describe());
+            List<String> lines = r.stderr().lines().toList();
+            assertEquals(List.of(
+                    "criu-gpu-cri: /usr/lib/criu/cuda_plugin.so is missing: criu run by containerd/runc loads plugins "
+                            + "only from /usr/lib/criu (it gets no --lib and no environment); copy the plugin dir there "
+                            + "(cp -r native/target/criu-lib/. /usr/lib/criu/)",
+                    "criu-gpu-cri: /usr/lib/criu/amdgpu_plugin.so is missing: criu run by containerd/runc loads plugins "
+                            + "only from /usr/lib/criu (it gets no --lib and no environment); copy the plugin dir there "
+                            + "(cp -r native/target/criu-lib/. /usr/lib/criu/)"), lines);
+        }
+    }
+
+    /** A pod as the kubelet describes one with hostNetwork (no CNI on this node; so no hostname of its own either) and its own log directory. */
+    private static Cri.PodSandboxConfig pod(CriNode node) {
+        String uid = UUID.randomUUID().toString();
+        String logDir = "/var/log/pods/default_counter_" + uid;
+        node.exec("mkdir", "-p", logDir + "/counter").orFail();   // the kubelet makes the pod's log directory
+        Cri.NamespaceOption ns = Cri.NamespaceOption.newBuilder()
+                .setNetwork(Cri.NamespaceMode.NODE).setPid(Cri.NamespaceMode.CONTAINER).setIpc(Cri.NamespaceMode.POD)
+                .build();
+        return Cri.PodSandboxConfig.newBuilder()
+                .setMetadata(Cri.PodSandboxMetadata.newBuilder().setName("counter").setNamespace("default").setUid(uid))
+                .setLogDirectory(logDir)
+                .putLabels("io.kubernetes.pod.name", "counter")
+                .putLabels("io.kubernetes.pod.namespace", "default")
+                .putLabels("io.kubernetes.pod.uid", uid)
+                .setLinux(Cri.LinuxPodSandboxConfig.newBuilder()
+                        .setSecurityContext(Cri.LinuxSandboxSecurityContext.newBuilder().setNamespaceOptions(ns)))
+                .build();
+    }
+
+    /** The counter container; {@code image} is an image name, or the path of a checkpoint archive to restore. */
+    private static Cri.ContainerConfig counter(String image) {
+        Cri.NamespaceOption ns = Cri.NamespaceOption.newBuilder()
+                .setNetwork(Cri.NamespaceMode.NODE).setPid(Cri.NamespaceMode.CONTAINER).setIpc(Cri.NamespaceMode.POD)
+                .build();
+        return Cri.ContainerConfig.newBuilder()
+                .setMetadata(Cri.ContainerMetadata.newBuilder().setName("counter"))
+                .setImage(Cri.ImageSpec.newBuilder().setImage(image))
+                .addCommand("/bin/sh").addCommand("-c").addCommand(COUNTER)
+                .setLogPath("counter/0.log")
+                .putLabels("io.kubernetes.container.name", "counter")
+                .setLinux(Cri.LinuxContainerConfig.newBuilder()
+                        .setSecurityContext(Cri.LinuxContainerSecurityContext.newBuilder().setNamespaceOptions(ns)))
+                .build();
+    }
+
+    private static String archiveEntry(CriNode node, String entry) {
+        return node.sh("tar -xOf " + ARCHIVE + " " + entry + " 2>/dev/null || tar -xOf " + ARCHIVE + " ./" + entry)
+                .orFail().stdout();
+    }
+
+    /** The counter's values in a CRI log file's text (lines "TIME stdout F VALUE"). */
+    private static List<Long> values(String criLog) {
+        List<Long> values = new ArrayList<>();
+        for (String line : criLog.lines().toList()) {
+            var m = CRI_LOG_LINE.matcher(line);
+            if (!m.matches()) throw new AssertionError("not a counter line of a CRI log: '" + line + "'");
+            values.add(Long.parseLong(m.group(1)));
+        }
+        return values;
+    }
+
+    private static long lastValue(CriNode node, String log) {
+        List<Long> v = values(node.exec("cat", log).orFail().stdout());
+        return v.isEmpty() ? 0 : v.getLast();
+    }
+
+    /** Waits until the log holds at least {@code from + more - 1} lines. */
+    private static void awaitCount(CriNode node, String log, int from, int more) {
+        int lines = from + more - 1;
+        Eventually.await(log + " to hold " + lines + " lines", PROGRESS_TIMEOUT,
+                () -> node.exec("cat", log).succeeded() && values(node.exec("cat", log).stdout()).size() >= lines,
+                node::logs);
+    }
+
+    private static void assertConsecutiveFrom(long first, List<Long> values, String what) {
+        assertTrue(!values.isEmpty(), what + " is empty");
+        for (int k = 0; k < values.size(); k++) {
+            if (values.get(k) != first + k) {
+                throw new AssertionError(what + ": value " + values.get(k) + " at position " + k + " breaks the "
+                        + "sequence from " + first + " (around: "
+                        + values.subList(Math.max(0, k - 3), Math.min(values.size(), k + 3)) + ")");
+            }
+        }
+    }
+
+    /** criu's line for each plugin .so it loaded from its default directory (runc passes no --lib). */
+    private static void assertPluginsLoaded(String log, String name) {
+        assertOneLine(log, name, "Plugin \"cuda_plugin\" \\(version \\d+ hooks \\d+\\)");
+        assertOneLine(log, name, "Plugin \"amdgpu_plugin\" \\(version \\d+ hooks \\d+\\)");
+    }
+
+    private static void assertOneLine(String log, String name, String regex) {
+        Pattern p = Pattern.compile("^\\(\\s*[\\d.]+\\)\\s+" + regex + "$");
+        long n = log.lines().filter(l -> p.matcher(l).matches()).count();
+        assertEquals(1, n, "expected one line in " + name + " matching '" + regex + "'; plugin lines:\n"
+                + String.join("\n", log.lines().filter(l -> l.contains("plugin")).toList()));
+    }
+}
