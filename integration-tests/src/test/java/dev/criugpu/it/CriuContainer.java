@@ -1,11 +1,8 @@
 package dev.criugpu.it;
 
-import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.Volume;
-import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.BindMode;
-import org.testcontainers.containers.Container;
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.images.builder.Transferable;
 import org.testcontainers.utility.DockerImageName;
@@ -39,7 +36,7 @@ public final class CriuContainer implements AutoCloseable {
 
     private CriuContainer(CriuImage image, PluginDir plugins, List<String> volumes) {
         this.image = image;
-        requireImage(image);
+        ContainerExec.requireImage(image.tag, "integration-tests/criu-image/build.sh");
         Path workloads = Path.of(System.getProperty("criugpu.workloads.dir", "target/workloads")).toAbsolutePath();
         if (!Files.isExecutable(workloads.resolve("counter"))) {
             throw new AssertionError("test workloads missing in " + workloads
@@ -82,31 +79,14 @@ public final class CriuContainer implements AutoCloseable {
         return new CriuContainer(image, plugins, volumes);
     }
 
-    private static void requireImage(CriuImage image) {
-        try {
-            DockerClientFactory.instance().client().inspectImageCmd(image.tag).exec();
-        } catch (NotFoundException e) {
-            throw new AssertionError("docker image " + image.tag + " is missing: run integration-tests/criu-image/build.sh");
-        }
-    }
-
     /** Runs argv in the container (no shell) and waits for it. */
     public CommandResult exec(String... argv) {
-        try {
-            Container.ExecResult r = container.execInContainer(StandardCharsets.UTF_8, argv);
-            return new CommandResult(String.join(" ", argv), r.getExitCode(), r.getStdout(), r.getStderr());
-        } catch (IOException e) {
-            throw new AssertionError("cannot exec " + String.join(" ", argv) + " in " + image.tag, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted running " + String.join(" ", argv), e);
-        }
+        return ContainerExec.exec(container, image.tag, argv);
     }
 
     /** Runs a /bin/sh script in the container and waits for it. */
     public CommandResult sh(String script) {
-        CommandResult r = exec("sh", "-c", script);
-        return new CommandResult(script, r.exitCode(), r.stdout(), r.stderr());
+        return ContainerExec.sh(container, image.tag, script);
     }
 
     public byte[] readBytes(String path) {

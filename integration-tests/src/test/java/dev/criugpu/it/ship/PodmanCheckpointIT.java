@@ -5,8 +5,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.util.List;
-import java.util.regex.Pattern;
 
+import static dev.criugpu.it.PluginLogLines.assertOneLine;
+import static dev.criugpu.it.PluginLogLines.assertPluginsLoaded;
+import static dev.criugpu.it.PluginLogLines.pluginLines;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -98,21 +100,5 @@ class PodmanCheckpointIT {
         assertOneLine(restoreLog, "restore.log", "amdgpu_plugin: disabled: the image holds no AMDGPU state");
         assertTrue(restoreLog.lines().noneMatch(l -> l.contains("entered Java")),
                 "a disabled plugin entered Java:\n" + pluginLines(restoreLog));
-    }
-
-    /** criu's line for each plugin .so it loaded from its default directory (crun passes no --lib). */
-    private static void assertPluginsLoaded(String log, String name) {
-        assertOneLine(log, name, "Plugin \"cuda_plugin\" \\(version \\d+ hooks \\d+\\)");
-        assertOneLine(log, name, "Plugin \"amdgpu_plugin\" \\(version \\d+ hooks \\d+\\)");
-    }
-
-    private static void assertOneLine(String log, String name, String regex) {
-        Pattern p = Pattern.compile("^\\(\\s*[\\d.]+\\)\\s+" + regex + "$");
-        long n = log.lines().filter(l -> p.matcher(l).matches()).count();
-        assertEquals(1, n, "expected one line in " + name + " matching '" + regex + "'; plugin lines:\n" + pluginLines(log));
-    }
-
-    private static String pluginLines(String log) {
-        return String.join("\n", log.lines().filter(l -> l.contains("plugin")).toList());
     }
 }

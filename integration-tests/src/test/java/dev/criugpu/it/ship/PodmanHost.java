@@ -1,16 +1,12 @@
 package dev.criugpu.it.ship;
 
-import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Capability;
 import dev.criugpu.it.CommandResult;
-import org.testcontainers.DockerClientFactory;
+import dev.criugpu.it.ContainerExec;
 import org.testcontainers.containers.BindMode;
-import org.testcontainers.containers.Container;
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.utility.DockerImageName;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -35,7 +31,7 @@ final class PodmanHost implements AutoCloseable {
     }
 
     static PodmanHost start(DebPackage deb) {
-        requireImage();
+        ContainerExec.requireImage(IMAGE, "integration-tests/criu-image/build.sh podman");
         Path workloads = Path.of(System.getProperty("criugpu.workloads.dir", "target/workloads")).toAbsolutePath();
         if (!Files.isExecutable(workloads.resolve("counter"))) {
             throw new AssertionError("test workloads missing in " + workloads
@@ -61,29 +57,14 @@ final class PodmanHost implements AutoCloseable {
         return host;
     }
 
-    private static void requireImage() {
-        try {
-            DockerClientFactory.instance().client().inspectImageCmd(IMAGE).exec();
-        } catch (NotFoundException e) {
-            throw new AssertionError("docker image " + IMAGE + " is missing: run integration-tests/criu-image/build.sh podman");
-        }
-    }
-
+    /** Runs argv in the container (no shell) and waits for it. */
     CommandResult exec(String... argv) {
-        try {
-            Container.ExecResult r = container.execInContainer(StandardCharsets.UTF_8, argv);
-            return new CommandResult(String.join(" ", argv), r.getExitCode(), r.getStdout(), r.getStderr());
-        } catch (IOException e) {
-            throw new AssertionError("cannot exec " + String.join(" ", argv) + " in " + IMAGE, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted running " + String.join(" ", argv), e);
-        }
+        return ContainerExec.exec(container, IMAGE, argv);
     }
 
+    /** Runs a /bin/sh script in the container and waits for it. */
     CommandResult sh(String script) {
-        CommandResult r = exec("sh", "-c", script);
-        return new CommandResult(script, r.exitCode(), r.stdout(), r.stderr());
+        return ContainerExec.sh(container, IMAGE, script);
     }
 
     CommandResult podman(String... args) {

@@ -13,6 +13,8 @@ import java.util.List;
 import java.util.UUID;
 import java.util.regex.Pattern;
 
+import static dev.criugpu.it.PluginLogLines.assertOneLine;
+import static dev.criugpu.it.PluginLogLines.assertPluginsLoaded;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -259,18 +261,5 @@ class CriCheckpointIT {
                         + values.subList(Math.max(0, k - 3), Math.min(values.size(), k + 3)) + ")");
             }
         }
-    }
-
-    /** criu's line for each plugin .so it loaded from its default directory (runc passes no --lib). */
-    private static void assertPluginsLoaded(String log, String name) {
-        assertOneLine(log, name, "Plugin \"cuda_plugin\" \\(version \\d+ hooks \\d+\\)");
-        assertOneLine(log, name, "Plugin \"amdgpu_plugin\" \\(version \\d+ hooks \\d+\\)");
-    }
-
-    private static void assertOneLine(String log, String name, String regex) {
-        Pattern p = Pattern.compile("^\\(\\s*[\\d.]+\\)\\s+" + regex + "$");
-        long n = log.lines().filter(l -> p.matcher(l).matches()).count();
-        assertEquals(1, n, "expected one line in " + name + " matching '" + regex + "'; plugin lines:\n"
-                + String.join("\n", log.lines().filter(l -> l.contains("plugin")).toList()));
     }
 }

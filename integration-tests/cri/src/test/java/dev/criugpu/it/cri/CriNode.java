@@ -1,18 +1,15 @@
 package dev.criugpu.it.cri;
 
-import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Capability;
 import dev.criugpu.it.CommandResult;
+import dev.criugpu.it.ContainerExec;
 import dev.criugpu.it.PluginDir;
-import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.BindMode;
-import org.testcontainers.containers.Container;
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.utility.DockerImageName;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -43,7 +40,7 @@ final class CriNode implements AutoCloseable {
 
     /** A started container; the plugin dir of this build at /usr/lib/criu when {@code withPlugins}. */
     static CriNode start(boolean withPlugins) {
-        requireImage();
+        ContainerExec.requireImage(IMAGE, "integration-tests/cri/build-image.sh");
         Path criDir = Path.of(System.getProperty("criugpu.cri.dir", "cri")).toAbsolutePath();
         String name = "criu-gpu-cri-" + UUID.randomUUID().toString().substring(0, 8);
         Path socketDir = Path.of(System.getProperty("criugpu.work.dir", "target/it-work")).toAbsolutePath().resolve(name);
@@ -74,14 +71,6 @@ final class CriNode implements AutoCloseable {
         return node;
     }
 
-    private static void requireImage() {
-        try {
-            DockerClientFactory.instance().client().inspectImageCmd(IMAGE).exec();
-        } catch (NotFoundException e) {
-            throw new AssertionError("docker image " + IMAGE + " is missing: run integration-tests/cri/build-image.sh");
-        }
-    }
-
     /** node.sh start: containerd and the local registry up, the test image pushed; its result, not checked. */
     CommandResult startContainerd() {
         return exec(NODE_SCRIPT, "start", SOCKET_DIR + "/containerd.sock");
@@ -97,21 +86,14 @@ final class CriNode implements AutoCloseable {
         return r.stdout() + r.stderr();
     }
 
+    /** Runs argv in the container (no shell) and waits for it. */
     CommandResult exec(String... argv) {
-        try {
-            Container.ExecResult r = container.execInContainer(StandardCharsets.UTF_8, argv);
-            return new CommandResult(String.join(" ", argv), r.getExitCode(), r.getStdout(), r.getStderr());
-        } catch (IOException e) {
-            throw new AssertionError("cannot exec " + String.join(" ", argv) + " in " + name, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted running " + String.join(" ", argv), e);
-        }
+        return ContainerExec.exec(container, name, argv);
     }
 
+    /** Runs a /bin/sh script in the container and waits for it. */
     CommandResult sh(String script) {
-        CommandResult r = exec("sh", "-c", script);
-        return new CommandResult(script, r.exitCode(), r.stdout(), r.stderr());
+        return ContainerExec.sh(container, name, script);
     }
 
     @Override
