@@ -187,7 +187,9 @@ build_upstream() {
         cp "$CUDA_CHECKPOINT" "$dest/bin/cuda-checkpoint"
         chmod 755 "$dest/bin/cuda-checkpoint"
     else
-        log "no CUDA_CHECKPOINT given: the bundle has upstream's plugin but not NVIDIA's cuda-checkpoint it runs"
+        log "WARNING: no CUDA_CHECKPOINT given: the bundle has upstream's plugin but not NVIDIA's cuda-checkpoint it runs;" \
+            "run-e2e.sh's 3 interop cases will FAIL for want of it (fetch github:NVIDIA/cuda-checkpoint, then" \
+            "CUDA_CHECKPOINT=DIR/bin/x86_64_Linux/cuda-checkpoint)"
     fi
     log "upstream: $(cat "$dest/VERSION")"
 }
