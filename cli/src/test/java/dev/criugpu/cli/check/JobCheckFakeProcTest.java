@@ -179,6 +179,10 @@ class JobCheckFakeProcTest {
         assertEquals(List.of("note: NCCL settings of pids 101, 102: NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 "
                 + "NCCL_CUMEM_HOST_ENABLE=(unset) NCCL_CUMEM_ENABLE=(unset) NCCL_IB_DISABLE=1 NCCL_SOCKET_IFNAME=lo NCCL_NVLS_ENABLE=0 (/proc/PID/environ: the environment at "
                 + "exec; what the program sets itself later is not seen)"), lines(f, Kind.NOTE, "nccl").subList(1, 2));
+        assertEquals("note: pids 101, 102 run NCCL's socket transport (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1): "
+                + "checkpointable, but measured at 24 % of the defaults' step rate on 4 NVLink GPUs; NCCL_P2P_DISABLE=1 "
+                + "NCCL_CUMEM_HOST_ENABLE=0 instead of NCCL_SHM_DISABLE=1 (NCCL's SHM transport over /dev/shm) was "
+                + "measured to dump and restore at 98 %", lines(f, Kind.NOTE, "nccl").get(2));
         // 101 and 102 map the same deleted file at different addresses: not fork; 103 is 101's fork and adds nothing
         assertEquals(List.of("note: pids 101, 102 (all holding NVIDIA files) map the same shared memory "
                 + "/dev/shm/nccl-Xa9bQ2, not inherited through fork(): a hint that they may share device memory too "
