@@ -7,6 +7,7 @@ import dev.criugpu.api.Errno;
 import dev.criugpu.cuda.bindings.cuda_h;
 import dev.criugpu.api.log.CriuLog;
 import dev.criugpu.cuda.state.CudaState;
+import dev.criugpu.cuda.sys.RestoreThreadsTest;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -161,7 +162,6 @@ class DumpQuiesceTest {
      */
     @Test
     void ncclRanksOnTheDefaultTransportsAreRefusedBeforeAnyLock() throws Exception {
-        // see awaitExecd: the job's ranks are known by their threads' names, which exec gives them
         Path rank = java.nio.file.Files.createSymbolicLink(bin.resolve("pt_nccl_watchdg"), Path.of(sleepBinary()));
         ProcessBuilder pb = new ProcessBuilder("sh", "-c", "\"$0\" 600 & echo $!; \"$0\" 600 & echo $!; wait", rank.toString());
         pb.environment().put("NCCL_IB_DISABLE", "1");
@@ -171,8 +171,8 @@ class DumpQuiesceTest {
             BufferedReader out = new BufferedReader(new InputStreamReader(job.getInputStream(), StandardCharsets.UTF_8));
             int r0 = Integer.parseInt(out.readLine().trim()), r1 = Integer.parseInt(out.readLine().trim());
             // $! is printed right after the fork: until each child has exec'd, its threads are sh's, not a rank's
-            awaitExecd(r0, "pt_nccl_watchdg");
-            awaitExecd(r1, "pt_nccl_watchdg");
+            RestoreThreadsTest.awaitExecd(r0, "pt_nccl_watchdg");
+            RestoreThreadsTest.awaitExecd(r1, "pt_nccl_watchdg");
             driver.cuda(r0, CudaState.RUNNING).cuda(r1, CudaState.RUNNING);
             DumpSession s = session(true);
             CriuException e = assertThrows(CriuException.class, () -> s.pause((int) job.pid()));
@@ -192,23 +192,6 @@ class DumpQuiesceTest {
         } finally {
             job.descendants().forEach(ProcessHandle::destroyForcibly);
             job.destroyForcibly().waitFor();
-        }
-    }
-
-    /** Polls (bounded: 10 s) until process {@code pid} runs {@code comm}: it has exec'd. */
-    private static void awaitExecd(int pid, String comm) throws Exception {
-        Path file = Path.of("/proc/" + pid + "/comm");
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (true) {
-            String now;
-            try {
-                now = java.nio.file.Files.readString(file).strip();
-            } catch (java.io.IOException e) {
-                now = "(gone)";
-            }
-            if (now.equals(comm)) return;
-            if (System.nanoTime() > deadline) throw new AssertionError("pid " + pid + " runs '" + now + "', not " + comm + ", after 10 s");
-            Thread.sleep(2);
         }
     }
 }

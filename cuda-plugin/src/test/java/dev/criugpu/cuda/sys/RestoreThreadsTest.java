@@ -50,7 +50,27 @@ public class RestoreThreadsTest {
         Process sh = new ProcessBuilder("/bin/sh", "-c", "sleep 120 </dev/null >/dev/null 2>&1 & echo $!").start();
         int pid = Integer.parseInt(new String(sh.getInputStream().readAllBytes()).trim());
         assertEquals(0, sh.waitFor());
+        // $! is printed right after the fork: the child may still be the shell, whose own setup before the exec
+        // resets its signal mask (a mask set from outside then was gone: failed once on a fresh machine)
+        awaitExecd(pid, "sleep");
         return pid;
+    }
+
+    /** Polls (bounded: 10 s) until process {@code pid} runs {@code comm}: it has exec'd. */
+    public static void awaitExecd(int pid, String comm) throws Exception {
+        Path file = Path.of("/proc/" + pid + "/comm");
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (true) {
+            String now;
+            try {
+                now = Files.readString(file).strip();
+            } catch (java.io.IOException e) {
+                now = "(gone)";
+            }
+            if (now.equals(comm)) return;
+            if (System.nanoTime() > deadline) throw new AssertionError("pid " + pid + " runs '" + now + "', not " + comm + ", after 10 s");
+            Thread.sleep(2);
+        }
     }
 
     /** A sleeper that is not this JVM's child, an arena for the test's ptrace buffers, and the sleeper gone after. */
