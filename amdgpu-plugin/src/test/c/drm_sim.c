@@ -60,7 +60,7 @@ enum bo_kind { BO_IMPORTED, BO_USERPTR, BO_ALLOCATED };
 struct sim_dev;
 struct sim_bo { struct sim_dev *dev; enum bo_kind kind; uint8_t *cpu; uint64_t size; };
 struct sim_map { int used; uint64_t va, size; struct sim_bo *bo; };
-struct sim_dev { int minor; uint64_t next_va; struct sim_map maps[MAX_MAPS]; };
+struct sim_dev { int minor, fd; uint64_t next_va; struct sim_map maps[MAX_MAPS]; };
 struct sim_va { struct sim_dev *dev; uint64_t va, size; };
 struct sim_list { struct sim_dev *dev; uint32_t n; struct sim_bo *bos[MAX_LIST]; };
 struct sim_ctx { struct sim_dev *dev; uint64_t seq, completed; };
@@ -177,6 +177,7 @@ int kfdsim_amdgpu_device_initialize(int fd, uint32_t *major, uint32_t *minor, vo
 	if (!d)
 		return -ENOMEM;
 	d->minor = m;
+	d->fd = fd;
 	d->next_va = 1ULL << 32;
 	*major = 3;
 	*minor = 57;
@@ -190,6 +191,12 @@ int kfdsim_amdgpu_device_deinitialize(void *device)
 	free_obj(device);
 	pthread_mutex_unlock(&lock);
 	return 0;
+}
+
+/* libdrm returns its own dup of the device's fd; the simulated device keeps the caller's. */
+int kfdsim_amdgpu_device_get_fd(void *device)
+{
+	return ((struct sim_dev *)device)->fd;
 }
 
 int kfdsim_amdgpu_query_gpu_info(void *device, struct gpu_info_head *info)

@@ -48,6 +48,7 @@ struct sim_bo {
 struct sim_proc {
 	int used;
 	int fd;
+	int alias; /* a dup of fd that reaches the same KFD process (criu-dev's plugin keeps one), or -1 */
 	int own; /* opened through kfdsim_open by its owner, not a dumped process's fd */
 	pid_t owner;
 	pid_t tracer_tid;
@@ -152,9 +153,17 @@ void kfdsim_trace_mark(const char *text) { kfdsim_trace("%s", text); }
 static struct sim_proc *proc_of_fd(int fd)
 {
 	for (int i = 0; i < MAX_PROCS; i++)
-		if (procs[i].used && procs[i].fd == fd)
+		if (procs[i].used && (procs[i].fd == fd || (fd >= 0 && procs[i].alias == fd)))
 			return &procs[i];
 	return NULL;
+}
+
+/* `newfd` is a dup of `fd`: if fd is a KFD process's fd, newfd reaches that process too (as a dup does in KFD). */
+void kfdsim_note_dup(int fd, int newfd)
+{
+	for (int i = 0; i < MAX_PROCS; i++)
+		if (procs[i].used && procs[i].fd == fd)
+			procs[i].alias = newfd;
 }
 
 static struct sim_proc *new_proc(int fd, pid_t owner)
@@ -164,6 +173,7 @@ static struct sim_proc *new_proc(int fd, pid_t owner)
 			memset(&procs[i], 0, sizeof(procs[i]));
 			procs[i].used = 1;
 			procs[i].fd = fd;
+			procs[i].alias = -1;
 			procs[i].owner = owner;
 			procs[i].tracer_tid = -1;
 			return &procs[i];
@@ -339,6 +349,10 @@ int kfdsim_open(const char *path, int flags, ...)
 int kfdsim_close(int fd)
 {
 	struct sim_proc *p = proc_of_fd(fd);
+	if (p && p->alias == fd && p->fd != fd) {
+		p->alias = -1;
+		return close(fd);
+	}
 	if (p && !p->restored) {
 		for (uint32_t b = 0; b < p->nbos; b++)
 			close(p->bos[b].memfd);

@@ -13,6 +13,7 @@
 /* kfd_sim.c: the KFD, its test set-up, the trace, criu's stand-ins */
 int kfdsim_open(const char *path, int flags, ...);
 int kfdsim_close(int fd);
+void kfdsim_note_dup(int fd, int newfd);
 int kfdsim_ioctl(int fd, unsigned long request, ...);
 void *kfdsim_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int kfdsim_fstat(int fd, struct stat *st);

@@ -1,6 +1,6 @@
 /*
- * upstream-host: stands in for criu 4.2 around a criu plugin built from upstream's sources (its amdgpu_plugin.so, a
- * CR_PLUGIN_DESC plugin), so the compatibility test can drive upstream's plugin through the same hooks, against the
+ * upstream-host: stands in for criu 4.2 (or criu-dev, for a plugin with criu-dev's 15 hooks) around a criu plugin
+ * built from upstream's sources (its amdgpu_plugin.so, a CR_PLUGIN_DESC plugin), so the compatibility test can drive upstream's plugin through the same hooks, against the
  * same simulated KFD and libdrm, as it drives ours:
  *   - it exports what the plugin links against in criu (print_on_level, opts, criu_get_image_dir,
  *     find_unused_fd_pid, img_streamer_open, add_inventory_plugin, check_and_remove_inventory_plugin) and the
@@ -10,6 +10,14 @@
  *     and moves sysfs's KFD topology and /dev/shm (hsakmt's shared memory file and semaphore) into test folders;
  *   - it calls the hooks in criu's order: dump in this process, on its main thread (the thread that "seized" the
  *     simulated process); restore hooks in a forked task (restored_task.c), RESUME_DEVICES_LATE here.
+ *   - criu-dev: it also exports fdstore_add/fdstore_get (a table inherited across fork), shmalloc, criu_run_id,
+ *     root_item/has_children (the root task has children unless the scenario says "parallel 1": then criu-dev's
+ *     plugin copies BO contents in this process, POST_FORKING to RESUME_DEVICES_LATE), read_fd_link,
+ *     send_fds/__recv_fds, drmPrimeFDToHandle (GEM handles per render node, numbered from 1 per dma-buf),
+ *     drmPrimeHandleToFD (no handle to export) and amdgpu_device_get_fd; answers DRM driver ioctls on render fds
+ *     with EINVAL, as a kernel without AMDGPU_GEM_LIST_HANDLES does; lets a dup of a KFD fd reach its process; calls
+ *     DUMP_DEVICES_LATE(pid) after the dump's files, RESTORE_INIT after init(RESTORE) (cwd: the images folder), and
+ *     RESTORE_EXT_FILE with criu-dev's retry flag (each call that asks for a retry is repeated, at most 8 times).
  * Usage: upstream-host dump|restore PLUGIN.so SCENARIO. SCENARIO has one "key value..." line per item:
  *   images DIR | sysfs DIR | shm DIR | trace FILE | next-offset HEX | unused-fd N      (both)
  *   process PID | gpu ACTUAL USER | bo ADDR SIZE GPU FLAGS FILE|- | objects N PRIVHEX  (dump: the simulated process)
@@ -65,6 +73,7 @@ static struct {
 	int nq;
 	struct sized_query q[MAX_ITEMS];
 	char qpath[MAX_ITEMS][64];
+	int parallel;
 } sc = { .unused_fd = 100, .next_offset = 0x100000000ULL };
 
 static void die(const char *fmt, ...)
@@ -126,6 +135,8 @@ static void read_scenario(const char *path)
 		} else if (!strcmp(key, "file") && sc.nsteps < MAX_ITEMS) {
 			ok = sscanf(v, "%d %4095s", &sc.steps[sc.nsteps].id, sc.steps[sc.nsteps].path) == 2;
 			sc.nsteps++;
+		} else if (!strcmp(key, "parallel")) {
+			ok = sscanf(v, "%d", &sc.parallel) == 1;
 		} else if (!strcmp(key, "restore-file") && sc.nrestore < MAX_ITEMS) {
 			ok = sscanf(v, "%d", &sc.restore_ids[sc.nrestore++]) == 1;
 		} else if (!strcmp(key, "query") && sc.nq < MAX_ITEMS) {
@@ -187,6 +198,158 @@ _Bool check_and_remove_inventory_plugin(const char *name, size_t n)
 	return 1;
 }
 
+/* ---- criu-dev's additions ---- */
+
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+char criu_run_id[37] = "6b1c2f0e-3d4a-4c5b-9e8f-7a6b5c4d3e2f";
+static char root_item_storage[256];
+void *root_item = root_item_storage;
+
+_Bool has_children(void *item)
+{
+	(void)item;
+	return !sc.parallel;
+}
+
+#define FDSTORE_MAX 256
+static int fdstore_fds[FDSTORE_MAX], fdstore_n;
+
+/* criu's fdstore keeps its own reference; here a table that a forked task inherits with the fds. */
+int fdstore_add(int fd)
+{
+	if (fdstore_n == FDSTORE_MAX)
+		return -1;
+	int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (copy < 0)
+		return -1;
+	fdstore_fds[fdstore_n] = copy;
+	return fdstore_n++;
+}
+
+int fdstore_get(int id)
+{
+	if (id < 0 || id >= fdstore_n)
+		return -1;
+	return fcntl(fdstore_fds[id], F_DUPFD_CLOEXEC, 0);
+}
+
+void *shmalloc(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+int read_fd_link(int lfd, char *buf, size_t size)
+{
+	char link[64];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", lfd);
+	ssize_t n = readlink(link, buf, size - 1);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return (int)n;
+}
+
+/* SCM_RIGHTS in chunks, one byte of payload each (criu's framing carries per-fd data; this plugin sends none). */
+#define FDS_PER_MSG 252
+int send_fds(int sock, struct sockaddr_un *saddr, int len, int *fds, int nr_fds, void *data, unsigned ch_size)
+{
+	(void)data; (void)ch_size;
+	for (int i = 0; i < nr_fds; i += FDS_PER_MSG) {
+		int n = nr_fds - i < FDS_PER_MSG ? nr_fds - i : FDS_PER_MSG;
+		char byte = 0;
+		struct iovec iov = { &byte, 1 };
+		union { char buf[CMSG_SPACE(sizeof(int) * FDS_PER_MSG)]; struct cmsghdr align; } u;
+		struct msghdr m = { .msg_name = saddr, .msg_namelen = (socklen_t)len, .msg_iov = &iov, .msg_iovlen = 1,
+				    .msg_control = u.buf, .msg_controllen = CMSG_SPACE(sizeof(int) * n) };
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+		memcpy(CMSG_DATA(c), fds + i, sizeof(int) * n);
+		if (sendmsg(sock, &m, 0) != 1)
+			return -1;
+	}
+	return 0;
+}
+
+int __recv_fds(int sock, int *fds, int nr_fds, void *data, unsigned ch_size, int flags)
+{
+	(void)data; (void)ch_size;
+	for (int i = 0; i < nr_fds;) {
+		char byte;
+		struct iovec iov = { &byte, 1 };
+		union { char buf[CMSG_SPACE(sizeof(int) * FDS_PER_MSG)]; struct cmsghdr align; } u;
+		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+		if (recvmsg(sock, &m, flags | MSG_CMSG_CLOEXEC) != 1)
+			return -1;
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+		if (!c || c->cmsg_type != SCM_RIGHTS)
+			return -1;
+		int n = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		if (n > nr_fds - i)
+			return -1;
+		memcpy(fds + i, CMSG_DATA(c), sizeof(int) * n);
+		i += n;
+	}
+	return 0;
+}
+
+static int render_minor_of(int fd)
+{
+	char target[PATH_MAX];
+	int minor;
+	if (read_fd_link(fd, target, sizeof(target)) < 0 || sscanf(target, "/memfd:kfdsim-render-%d", &minor) != 1)
+		return -1;
+	return minor;
+}
+
+/* GEM handles: one per (render node, dma-buf) as the kernel keeps one per (DRM file, object), from 1 per node. */
+static struct { int minor; dev_t dev; ino_t ino; uint32_t handle; } gem[1024];
+static int ngem;
+
+int drmPrimeFDToHandle(int fd, int prime_fd, uint32_t *handle)
+{
+	int minor = render_minor_of(fd);
+	struct stat st;
+	if (minor < 0 || syscall(SYS_fstat, prime_fd, &st)) {
+		errno = EBADF;
+		return -1;
+	}
+	uint32_t next = 1;
+	for (int i = 0; i < ngem; i++) {
+		if (gem[i].minor != minor)
+			continue;
+		if (gem[i].dev == st.st_dev && gem[i].ino == st.st_ino) {
+			*handle = gem[i].handle;
+			return 0;
+		}
+		next = gem[i].handle + 1;
+	}
+	if (ngem == 1024) {
+		errno = ENOSPC;
+		return -1;
+	}
+	gem[ngem].minor = minor;
+	gem[ngem].dev = st.st_dev;
+	gem[ngem].ino = st.st_ino;
+	gem[ngem].handle = next;
+	*handle = gem[ngem++].handle;
+	kfdsim_trace("drm PRIME_FD_TO_HANDLE renderD%d handle=%u", minor, *handle);
+	return 0;
+}
+
+int drmPrimeHandleToFD(int fd, uint32_t handle, uint32_t flags, int *prime_fd)
+{
+	(void)fd; (void)handle; (void)flags;
+	*prime_fd = -1;
+	errno = ENOENT; /* no DRM BO of the simulated render nodes has a handle to export */
+	return -1;
+}
+
 /* ---- libdrm_amdgpu, served by drm_sim.c ---- */
 
 #define FORWARD(ret, name, params, args) \
@@ -195,6 +358,7 @@ _Bool check_and_remove_inventory_plugin(const char *name, size_t n)
 
 FORWARD(int, amdgpu_device_initialize, (int fd, uint32_t *major, uint32_t *minor, void **dev), (fd, major, minor, dev))
 FORWARD(int, amdgpu_device_deinitialize, (void *dev), (dev))
+FORWARD(int, amdgpu_device_get_fd, (void *dev), (dev))
 FORWARD(int, amdgpu_query_gpu_info, (void *dev, void *info), (dev, info))
 FORWARD(int, amdgpu_bo_import, (void *dev, int type, uint32_t handle, void *out), (dev, type, handle, out))
 FORWARD(int, amdgpu_create_bo_from_user_mem, (void *dev, void *cpu, uint64_t size, void **bo), (dev, cpu, size, bo))
@@ -285,9 +449,26 @@ int ioctl(int fd, unsigned long request, ...)
 	va_end(ap);
 	if (in_sim)
 		return real_ioctl(fd, request, arg);
+	/* a DRM driver ioctl (AMDGPU_GEM_LIST_HANDLES, GEM_OP, GEM_MMAP...) on a render node: the kernel this simulates
+	 * has none of criu-dev's, and DRM answers an unknown driver ioctl with EINVAL */
+	if (((request >> 8) & 0xff) == 'd' && (request & 0xff) >= 0x40 && render_minor_of(fd) >= 0) {
+		kfdsim_trace("ioctl DRM 0x%lx renderD%d = -1 EINVAL", request, render_minor_of(fd));
+		errno = EINVAL;
+		return -1;
+	}
 	in_sim++;
 	int r = kfdsim_ioctl(fd, request, arg);
 	in_sim--;
+	return r;
+}
+
+/* criu-dev's plugin keeps a dup of each dumped fd, and UNPAUSEs through the KFD one */
+int dup(int fd)
+{
+	REAL(dup);
+	int r = real_dup(fd);
+	if (r >= 0 && !in_sim)
+		kfdsim_note_dup(fd, r);
 	return r;
 }
 
@@ -346,7 +527,7 @@ int shm_open(const char *name, int oflag, mode_t mode)
 /* ---- driving the hooks ---- */
 
 enum { HOOK_DUMP_EXT_FILE = 2, HOOK_RESTORE_EXT_FILE = 3, HOOK_HANDLE_DEVICE_VMA = 7, HOOK_UPDATE_VMA_MAP = 8,
-       HOOK_RESUME_DEVICES_LATE = 9 };
+       HOOK_RESUME_DEVICES_LATE = 9, HOOK_POST_FORKING = 12, HOOK_RESTORE_INIT = 13, HOOK_DUMP_DEVICES_LATE = 14 };
 enum { STAGE_DUMP = 0, STAGE_RESTORE = 2 };
 
 struct plugin_desc {
@@ -359,6 +540,7 @@ struct plugin_desc {
 };
 
 static struct plugin_desc *desc;
+static int criu_dev; /* the plugin has criu-dev's hooks: this host acts as criu-dev */
 
 static void *hook(int n)
 {
@@ -441,6 +623,10 @@ static int dump(void)
 			called(what, file(sc.steps[i].fd, sc.steps[i].id));
 		}
 	}
+	if (criu_dev) {
+		call_mark("DUMP_DEVICES_LATE");
+		called("DUMP_DEVICES_LATE", ((int (*)(int))hook(HOOK_DUMP_DEVICES_LATE))(sc.pid));
+	}
 	call_mark("exit DUMP");
 	desc->exit(STAGE_DUMP, 0);
 	kfdsim_trace_mark("return exit DUMP");
@@ -452,7 +638,15 @@ static int dump(void)
 static int task_restore(void *ctx, int id)
 {
 	(void)ctx;
-	return ((int (*)(int))hook(HOOK_RESTORE_EXT_FILE))(id);
+	if (!criu_dev)
+		return ((int (*)(int))hook(HOOK_RESTORE_EXT_FILE))(id);
+	for (int i = 0; i < 8; i++) {
+		_Bool retry = 0;
+		int r = ((int (*)(int, _Bool *))hook(HOOK_RESTORE_EXT_FILE))(id, &retry);
+		if (!retry)
+			return r;
+	}
+	return -EAGAIN;
 }
 
 static int task_update(void *ctx, const char *path, uint64_t addr, uint64_t old, uint64_t *new_offset, int *fd)
@@ -468,12 +662,24 @@ static int restore(void)
 	call_mark("init RESTORE");
 	if (called("init RESTORE", desc->init(STAGE_RESTORE)))
 		return 0;
+	if (criu_dev) {
+		/* criu runs in its work dir, the images dir by default; criu-dev's RESTORE_INIT lists it */
+		if (chdir(sc.images))
+			die("cannot enter %s", sc.images);
+		call_mark("RESTORE_INIT");
+		if (called("RESTORE_INIT", ((int (*)(void))hook(HOOK_RESTORE_INIT))()))
+			return 0;
+	}
 	int go, report;
 	int pid = kfdsim_spawn_task(task_restore, task_update, NULL, sc.restore_ids, sc.nrestore, sc.q, sc.nq,
 				    sc.save[0] ? sc.save : NULL, &go, &report);
 	if (pid < 0)
 		die("cannot fork the restored task");
 	printf("task %d\n", pid);
+	if (criu_dev && desc->hooks[HOOK_POST_FORKING]) {
+		call_mark("POST_FORKING");
+		called("POST_FORKING", ((int (*)(void))hook(HOOK_POST_FORKING))());
+	}
 	for (int i = 0; i < sc.nrestore; i++) {
 		int32_t r;
 		if (kfdsim_read_report(report, &r, sizeof(r)) != sizeof(r))
@@ -524,5 +730,6 @@ int main(int argc, char **argv)
 	if (!desc)
 		die("%s has no CR_PLUGIN_DESC", argv[2]);
 	printf("plugin %s version %#x hooks %u\n", desc->name, desc->version, desc->max_hooks);
+	criu_dev = desc->max_hooks > HOOK_DUMP_DEVICES_LATE;
 	return !strcmp(argv[1], "dump") ? dump() : restore();
 }

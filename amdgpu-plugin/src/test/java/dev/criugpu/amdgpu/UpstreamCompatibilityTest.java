@@ -5,6 +5,8 @@ import com.google.protobuf.TextFormat;
 import dev.criugpu.amdgpu.dump.DeviceNumbers;
 import dev.criugpu.amdgpu.images.AmdgpuImages;
 import dev.criugpu.amdgpu.images.FramedFile;
+import dev.criugpu.amdgpu.images.ImageFormat;
+import dev.criugpu.amdgpu.images.proto.CriuRenderNode;
 import dev.criugpu.amdgpu.images.proto.CriuKfd;
 import dev.criugpu.amdgpu.images.proto.KfdBoEntry;
 import dev.criugpu.amdgpu.testing.KfdSimulator;
@@ -67,7 +69,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * two plugins' KFD ioctl sequences (recorded by the simulator) may differ only where amdgpu-plugin's README says so.
  */
 class UpstreamCompatibilityTest {
-    static final Map<String, String> ENV = Map.of("KFD_MAX_BUFFER_SIZE", "1M");
+    /** Our dumps here write criu 4.2.1's format (ImageFormat.V4_2), to compare with 4.2.1's field by field. */
+    static final Map<String, String> ENV = Map.of("KFD_MAX_BUFFER_SIZE", "1M", ImageFormat.ENV, "v4.2");
     static final int PID = 4242;
     static final int KFD = 5;
     static final int RENDER_A = 6; // renderD128: GPU 0x1001 (device A) where the process was dumped
@@ -143,7 +146,12 @@ class UpstreamCompatibilityTest {
     // ---- the dumps ----
 
     static Dump dumpUpstream(Scenario p, Path shm) throws IOException {
-        Path d = Files.createDirectories(dir.resolve("upstream-" + p.name()));
+        return dumpUpstream(upstream.plugin(), "upstream-", p, shm);
+    }
+
+    /** {@code plugin} (an upstream build) dumps {@code p} in upstream-host, in {@code dir}/{@code prefix}{@code p.name()}. */
+    static Dump dumpUpstream(Path plugin, String prefix, Scenario p, Path shm) throws IOException {
+        Path d = Files.createDirectories(dir.resolve(prefix + p.name()));
         Path images = Files.createDirectories(d.resolve("images"));
         List<String> sc = new ArrayList<>(List.of("images " + images, "sysfs " + there, "shm " + shm,
                 "trace " + d.resolve("trace"), "next-offset " + Long.toHexString(DUMP_OFFSETS), "process " + PID));
@@ -161,7 +169,7 @@ class UpstreamCompatibilityTest {
         sc.add("objects " + SimulatedGpuProcess.OBJECTS + " " + HexFormat.of().formatHex(SimulatedGpuProcess.PRIV_DATA));
         for (long rdev : VMAS) sc.add("vma " + DeviceNumbers.major(rdev) + " " + DeviceNumbers.minor(rdev));
         for (int i = 0; i < p.files().size(); i++) sc.add("file " + p.ids().get(i) + " " + p.files().get(i));
-        UpstreamHost.Run run = UpstreamHost.run("dump", upstream.plugin(), sc, d.resolve("scenario"), ENV);
+        UpstreamHost.Run run = UpstreamHost.run("dump", plugin, sc, d.resolve("scenario"), ENV);
         Map<String, Integer> hooks = new HashMap<>();
         for (String l : run.out()) {
             if (l.startsWith("hook ")) hooks.put(l.substring(5, l.lastIndexOf(" = ")), Integer.parseInt(l.substring(l.lastIndexOf(' ') + 1)));
@@ -170,6 +178,10 @@ class UpstreamCompatibilityTest {
     }
 
     static Dump dumpOurs(Scenario p, Path shm) throws IOException {
+        return dumpOurs(p, shm, ENV);
+    }
+
+    static Dump dumpOurs(Scenario p, Path shm, Map<String, String> env) throws IOException {
         Path d = Files.createDirectories(dir.resolve("our-" + p.name()));
         Path images = Files.createDirectories(d.resolve("images"));
         Syscalls sys = KfdSimulator.syscalls();
@@ -180,7 +192,7 @@ class UpstreamCompatibilityTest {
         Path trace = d.resolve("trace");
         KfdSimulator.traceStart(trace);
         SimulatedCriu criu = new SimulatedCriu(Stage.DUMP, images, InventoryClaim.NONE);
-        AmdgpuPlugin plugin = new AmdgpuPlugin(s -> SimulatedHost.create(there, d, ENV, shm.resolve("hsakmt_shared_mem")));
+        AmdgpuPlugin plugin = new AmdgpuPlugin(s -> SimulatedHost.create(there, d, env, shm.resolve("hsakmt_shared_mem")));
         Map<String, Integer> hooks = new HashMap<>();
         hooks.put("init DUMP", hook(criu, "init DUMP", () -> plugin.init(Stage.DUMP, criu)));
         for (long rdev : VMAS) {
@@ -247,18 +259,30 @@ class UpstreamCompatibilityTest {
             Files.createDirectories(d.resolve("shm"));
             Files.createDirectories(d.resolve("saved"));
             List<SizedQuery> q = queries(new AmdgpuImages(copy).readKfd(KFD));
-            return plugin.equals("upstream") ? restoreUpstream(d, copy, ids, q) : restoreOurs(d, copy, ids, q);
+            return switch (plugin) {
+                case "upstream" -> restoreUpstream(upstream.plugin(), d, copy, ids, q);
+                case "criu-dev" -> restoreUpstream(UpstreamPlugin.criuDev().orElseThrow().plugin(), d, copy, ids, q);
+                // criu-dev's parallel restore: the root task has no children, criu's main process copies the contents
+                case "criu-dev-parallel" -> restoreUpstream(UpstreamPlugin.criuDev().orElseThrow().plugin(), d, copy, ids, q,
+                        List.of("parallel 1"));
+                default -> restoreOurs(d, copy, ids, q);
+            };
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
 
-    static Restore restoreUpstream(Path d, Path images, int[] ids, List<SizedQuery> q) {
-        List<String> sc = new ArrayList<>(List.of("images " + images, "sysfs " + here, "shm " + d.resolve("shm"),
+    static Restore restoreUpstream(Path plugin, Path d, Path images, int[] ids, List<SizedQuery> q) {
+        return restoreUpstream(plugin, d, images, ids, q, List.of());
+    }
+
+    static Restore restoreUpstream(Path plugin, Path d, Path images, int[] ids, List<SizedQuery> q, List<String> extra) {
+        List<String> sc = new ArrayList<>(extra);
+        sc.addAll(List.of("images " + images, "sysfs " + here, "shm " + d.resolve("shm"),
                 "trace " + d.resolve("trace"), "next-offset " + Long.toHexString(RESTORE_OFFSETS), "save " + d.resolve("saved")));
         for (int id : ids) sc.add("restore-file " + id);
         for (SizedQuery s : q) sc.add(String.format("query %s %x %x %x", s.path(), s.addr(), s.oldOffset(), s.size()));
-        UpstreamHost.Run run = UpstreamHost.run("restore", upstream.plugin(), sc, d.resolve("scenario"), ENV);
+        UpstreamHost.Run run = UpstreamHost.run("restore", plugin, sc, d.resolve("scenario"), ENV);
         assertEquals(0, run.hook("init RESTORE"), run.toString());
         int[] results = new int[ids.length];
         for (int i = 0; i < results.length; i++) results[i] = Integer.parseInt(run.require("restore " + ids[i]));
@@ -419,6 +443,40 @@ class UpstreamCompatibilityTest {
     @Test
     void ourPluginRestoresUpstreamImages() throws IOException {
         checkRestore(restore("our", "upstream"), "our plugin restoring upstream's images", bos);
+    }
+
+    /**
+     * Our default format is criu-dev's (ImageFormat): criu 4.2.1's plugin must still restore it. Its schema sees the
+     * criu-dev fields as unknown ones (protoc shows them by number) and skips them; without them the images are the
+     * ones we write in 4.2.1's format.
+     */
+    @Test
+    void upstreamV421RestoresOurCriuDevFormatImages() throws Exception {
+        Map<String, String> env = new HashMap<>(ENV);
+        env.remove(ImageFormat.ENV);
+        Scenario p = process();
+        Dump dev = dumpOurs(new Scenario("criu-dev", p.gpus(), p.bos(), p.files(), p.ids()), dir.resolve("dump-shm"), env);
+        for (int id : FILE_IDS) assertEquals(0, dev.hooks().get("DUMP_EXT_FILE " + id));
+        AmdgpuImages files = new AmdgpuImages(dev.images());
+        CriuKfd kfd = files.readKfd(KFD);
+        assertEquals(ImageFormat.CRIU_DEV, AmdgpuImages.formatOf(kfd));
+        String decoded = protoc("criu_kfd", dev.images(), "amdgpu-kfd-5.img");
+        assertTrue(decoded.contains("6: 4294967295"), "4.2.1's schema does not know the BO handle:\n" + decoded);
+        CriuKfd.Builder without = kfd.toBuilder();
+        for (int i = 0; i < without.getBoEntriesCount(); i++) {
+            without.setBoEntries(i, without.getBoEntries(i).toBuilder().clearHandle());
+        }
+        assertEquals(new AmdgpuImages(ours.images()).readKfd(KFD), without.build());
+        for (int id : new int[]{RENDER_A, RENDER_B}) {
+            CriuRenderNode node = files.readRenderNode(id);
+            assertEquals(ImageFormat.CRIU_DEV, AmdgpuImages.formatOf(node));
+            assertEquals(id, node.getId());
+            assertEquals(id == RENDER_A ? 128 : 129, node.getDrmRenderMinor());
+            assertEquals(new AmdgpuImages(ours.images()).readRenderNode(id),
+                    node.toBuilder().clearId().clearDrmRenderMinor().clearNumOfBos().build());
+        }
+        checkRestore(restore("upstream", dev.images(), "upstream-restores-criu-dev", FILE_IDS),
+                "upstream 4.2.1's plugin restoring our criu-dev-format images", bos);
     }
 
     @Test

@@ -2,6 +2,7 @@ package dev.criugpu.amdgpu.dump;
 
 import dev.criugpu.amdgpu.AmdgpuHost;
 import dev.criugpu.amdgpu.images.AmdgpuImages;
+import dev.criugpu.amdgpu.images.ImageFormat;
 import dev.criugpu.amdgpu.images.ImageNames;
 import dev.criugpu.amdgpu.topology.SysfsTopologyReader;
 import dev.criugpu.amdgpu.topology.Topology;
@@ -74,7 +75,9 @@ public final class AmdgpuDumpSession {
         if (kfd != null) return;
         Topology topology = new SysfsTopologyReader(host.topologyRoot()).read("Checkpoint");
         AmdgpuImages images = new AmdgpuImages(imagesDir);
-        kfd = new KfdFileDumper(host.sys(), images, topology, host.hsakmtShm(), MaxBufferSize.fromEnvironment(host.env()));
-        render = new RenderNodeDumper(images, topology, kfd::checkpointMaps);
+        ImageFormat format = ImageFormat.fromEnvironment(host.env());
+        kfd = new KfdFileDumper(host.sys(), images, topology, host.hsakmtShm(), MaxBufferSize.fromEnvironment(host.env()),
+                format);
+        render = new RenderNodeDumper(images, topology, kfd::checkpointMaps, format);
     }
 }

@@ -3,6 +3,7 @@ package dev.criugpu.amdgpu.dump;
 import com.google.protobuf.ByteString;
 import dev.criugpu.amdgpu.images.AmdgpuImages;
 import dev.criugpu.amdgpu.images.DeviceEntries;
+import dev.criugpu.amdgpu.images.ImageFormat;
 import dev.criugpu.amdgpu.images.proto.CriuKfd;
 import dev.criugpu.amdgpu.images.proto.KfdBoEntry;
 import dev.criugpu.amdgpu.kfd.BoBucket;
@@ -48,8 +49,16 @@ public final class KfdFileDumper {
 
     private final BoContentDumper contents;
 
-    /** {@code maxBufferSize}: {@code KFD_MAX_BUFFER_SIZE} (0 = no cap), see {@link MaxBufferSize}. */
+    private final ImageFormat format;
+
+    /** {@code maxBufferSize}: {@code KFD_MAX_BUFFER_SIZE} (0 = no cap), see {@link MaxBufferSize}. Writes the default format. */
     public KfdFileDumper(Syscalls sys, AmdgpuImages images, Topology topology, Path hsakmtShm, long maxBufferSize) {
+        this(sys, images, topology, hsakmtShm, maxBufferSize, ImageFormat.CRIU_DEV);
+    }
+
+    public KfdFileDumper(Syscalls sys, AmdgpuImages images, Topology topology, Path hsakmtShm, long maxBufferSize,
+                         ImageFormat format) {
+        this.format = format;
         this.sys = sys;
         this.images = images;
         this.topology = topology;
@@ -126,8 +135,12 @@ public final class KfdFileDumper {
                 .setNumOfObjects(info.numObjects())
                 .setPrivData(ByteString.copyFrom(cp.privData()));
         for (BoBucket bo : cp.bos()) {
-            b.addBoEntries(KfdBoEntry.newBuilder().setAddr(bo.addr()).setSize(bo.size()).setOffset(bo.offset())
-                    .setAllocFlags(bo.allocFlags()).setGpuId(bo.gpuId()));
+            KfdBoEntry.Builder e = KfdBoEntry.newBuilder().setAddr(bo.addr()).setSize(bo.size()).setOffset(bo.offset())
+                    .setAllocFlags(bo.allocFlags()).setGpuId(bo.gpuId());
+            // criu-dev keys dma-buf fds and imported DRM BOs by this handle; neither is dumped by this plugin, so
+            // no BO is shared with one: criu-dev's "no handle".
+            if (format == ImageFormat.CRIU_DEV) e.setHandle(ImageFormat.NO_HANDLE);
+            b.addBoEntries(e);
         }
         setSharedMem(b);
         return b.build();

@@ -2,7 +2,9 @@ package dev.criugpu.amdgpu.images;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.criugpu.amdgpu.images.proto.CriuKfd;
+import dev.criugpu.amdgpu.images.proto.CriuDmabufNode;
 import dev.criugpu.amdgpu.images.proto.CriuRenderNode;
+import dev.criugpu.amdgpu.images.proto.DrmBoEntry;
 import dev.criugpu.amdgpu.bindings.kfd_ioctl_h;
 import dev.criugpu.amdgpu.images.proto.KfdBoEntry;
 import dev.criugpu.amdgpu.kfd.BoBucket;
@@ -56,12 +58,64 @@ public final class AmdgpuImages {
         FramedFile.write(dir, ImageNames.renderNode(fileId), node.toByteArray());
     }
 
+    /**
+     * A render node in either format. criu-dev's fields come all or none (criu-dev requires them), and its BO and
+     * VM counts must match its lists.
+     */
     public CriuRenderNode readRenderNode(int fileId) {
         String name = ImageNames.renderNode(fileId);
+        CriuRenderNode node;
         try {
-            return CriuRenderNode.parseFrom(FramedFile.read(dir, name));
+            node = CriuRenderNode.parseFrom(FramedFile.read(dir, name));
         } catch (InvalidProtocolBufferException e) {
             throw new CriuException(Errno.EINVAL, name + ": not a criu_render_node message: " + e.getMessage(), e);
+        }
+        int present = (node.hasId() ? 1 : 0) + (node.hasDrmRenderMinor() ? 1 : 0) + (node.hasNumOfBos() ? 1 : 0);
+        if (present != 0 && present != 3) {
+            throw bad(name, "has some of criu-dev's fields id, drm_render_minor and num_of_bos but not all");
+        }
+        if (present == 0 && node.getBoEntriesCount() > 0) {
+            throw bad(name, "has bo entries but no num_of_bos");
+        }
+        if (node.getNumOfBos() != node.getBoEntriesCount()) {
+            throw bad(name, "num_of_bos is " + Long.toUnsignedString(node.getNumOfBos()) + " but "
+                    + node.getBoEntriesCount() + " bo entries follow");
+        }
+        for (DrmBoEntry bo : node.getBoEntriesList()) {
+            if (bo.getNumOfVms() != bo.getVmEntriesCount()) {
+                throw bad(name, String.format("DRM BO %s: num_of_vms is %s but %d vm entries follow",
+                        Integer.toUnsignedString(bo.getHandle()), Integer.toUnsignedString(bo.getNumOfVms()),
+                        bo.getVmEntriesCount()));
+            }
+        }
+        return node;
+    }
+
+    /** The format a render node was written in: criu-dev's when it carries criu-dev's fields. */
+    public static ImageFormat formatOf(CriuRenderNode node) {
+        return node.hasNumOfBos() ? ImageFormat.CRIU_DEV : ImageFormat.V4_2;
+    }
+
+    /** The format of a KFD image: criu-dev's when its BO entries carry handles (one without BOs reads as either). */
+    public static ImageFormat formatOf(CriuKfd kfd) {
+        return kfd.getBoEntriesList().stream().anyMatch(KfdBoEntry::hasHandle) ? ImageFormat.CRIU_DEV : ImageFormat.V4_2;
+    }
+
+    /** criu-dev: a dma-buf fd's image. */
+    public void writeDmabuf(int fileId, CriuDmabufNode node) {
+        FramedFile.write(dir, ImageNames.dmabuf(fileId), node.toByteArray());
+    }
+
+    public boolean hasDmabuf(int fileId) {
+        return FramedFile.exists(dir, ImageNames.dmabuf(fileId));
+    }
+
+    public CriuDmabufNode readDmabuf(int fileId) {
+        String name = ImageNames.dmabuf(fileId);
+        try {
+            return CriuDmabufNode.parseFrom(FramedFile.read(dir, name));
+        } catch (InvalidProtocolBufferException e) {
+            throw new CriuException(Errno.EINVAL, name + ": not a criu_dmabuf_node message: " + e.getMessage(), e);
         }
     }
 
@@ -79,6 +133,11 @@ public final class AmdgpuImages {
             throw bad(name, "num_of_gpus is " + kfd.getNumOfGpus() + " but " + gpus + " device entries are GPUs");
         }
         Map<Integer, Long> contents = new HashMap<>();
+        long handles = kfd.getBoEntriesList().stream().filter(KfdBoEntry::hasHandle).count();
+        if (handles != 0 && handles != kfd.getBoEntriesCount()) {
+            throw bad(name, handles + " of " + kfd.getBoEntriesCount() + " bo entries have criu-dev's handle field;"
+                    + " criu-dev writes it on every entry");
+        }
         for (KfdBoEntry bo : kfd.getBoEntriesList()) {
             boolean known = kfd.getDeviceEntriesList().stream()
                     .anyMatch(e -> e.getCpuCoresCount() == 0 && e.getGpuId() == bo.getGpuId());

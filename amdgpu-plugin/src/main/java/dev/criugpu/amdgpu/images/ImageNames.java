@@ -17,4 +17,14 @@ public final class ImageNames {
     public static String pages(int fileId, int gpuId) {
         return String.format("amdgpu-pages-%d-%04x.img", fileId, gpuId);
     }
+
+    /** criu-dev: a dma-buf fd (note the underscore). */
+    public static String dmabuf(int fileId) {
+        return "amdgpu-dmabuf_" + fileId + ".img";
+    }
+
+    /** criu-dev: contents of DRM BO number {@code index} of render-node file {@code fileId} (renderD{@code minor}). */
+    public static String drmPages(int fileId, int minor, int index) {
+        return String.format("amdgpu-drm-pages-%d-%d-%04x.img", fileId, minor, index);
+    }
 }

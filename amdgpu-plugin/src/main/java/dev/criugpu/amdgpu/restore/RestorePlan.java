@@ -3,6 +3,7 @@ package dev.criugpu.amdgpu.restore;
 import dev.criugpu.amdgpu.images.AmdgpuImages;
 import dev.criugpu.amdgpu.images.DeviceEntries;
 import dev.criugpu.amdgpu.images.proto.CriuKfd;
+import dev.criugpu.amdgpu.images.proto.CriuRenderNode;
 import dev.criugpu.amdgpu.topology.GpuMapping;
 import dev.criugpu.amdgpu.topology.NodeProperty;
 import dev.criugpu.amdgpu.topology.RestoreGpuMap;
@@ -36,6 +37,7 @@ import java.util.regex.Pattern;
 public final class RestorePlan implements AutoCloseable {
     private static final Pattern KFD_FILE = Pattern.compile("amdgpu-kfd-(\\d+)\\.img");
     private static final Pattern RENDER_FILE = Pattern.compile("amdgpu-renderD-(\\d+)\\.img");
+    private static final Pattern DMABUF_FILE = Pattern.compile("amdgpu-dmabuf_(\\d+)\\.img");
 
     private final ChildPlan plan;
     private final Map<Integer, GpuMapping> mappings;
@@ -120,7 +122,13 @@ public final class RestorePlan implements AutoCloseable {
                 programs.addKfd(e.getKey(), e.getValue(), mappings.get(e.getKey()), refillChannel.applyAsInt(e.getKey()));
             }
             for (int id : renders) {
-                int user = images.readRenderNode(id).getGpuId();
+                CriuRenderNode node = images.readRenderNode(id);
+                if (node.getNumOfBos() != 0) {
+                    // criu-dev's DRM BOs (GEM_CREATE, GEM_CHANGE_HANDLE, GEM_VA, drm-pages files): not restored here.
+                    throw new CriuException(Errno.ENOTSUP, String.format("amdgpu-renderD-%d.img: holds %d DRM buffer"
+                            + " objects (criu-dev), which this plugin does not restore", id, node.getNumOfBos()));
+                }
+                int user = node.getGpuId();
                 Integer actual = userToLocal.get(user);
                 if (actual == null) {
                     throw new CriuException(Errno.ENODEV, String.format("amdgpu-renderD-%d.img: GPU 0x%04x is in no"
@@ -160,6 +168,10 @@ public final class RestorePlan implements AutoCloseable {
                     kfds.put(id, images.readKfd(id));
                 } else if (r.matches()) {
                     renders.add(Integer.parseInt(r.group(1)));
+                } else if (DMABUF_FILE.matcher(n).matches()) {
+                    // criu-dev's dma-buf fds share a BO of another fd through the GEM handle in its image.
+                    throw new CriuException(Errno.ENOTSUP, n + ": a dma-buf fd (criu-dev), which this plugin does not"
+                            + " restore");
                 }
             }
         } catch (IOException e) {

@@ -159,6 +159,18 @@ class AmdgpuImagesTest {
     }
 
     @Test
+    void criuDevHandlesComeOnEveryBoOrOnNone() {
+        CriuKfd.Builder b = kfd(twoGpuHiveSystem());
+        b.setBoEntries(0, b.getBoEntries(0).toBuilder().setHandle(7));
+        FramedFile.write(dir, "amdgpu-kfd-5.img", b.build().toByteArray());
+        assertEquals("amdgpu-kfd-5.img: 1 of 2 bo entries have criu-dev's handle field; criu-dev writes it on every entry",
+                error(() -> new AmdgpuImages(dir).readKfd(5)).getMessage());
+        b.setBoEntries(1, b.getBoEntries(1).toBuilder().setHandle(ImageFormat.NO_HANDLE));
+        FramedFile.write(dir, "amdgpu-kfd-6.img", b.build().toByteArray());
+        assertEquals(ImageFormat.CRIU_DEV, AmdgpuImages.formatOf(new AmdgpuImages(dir).readKfd(6)));
+    }
+
+    @Test
     void writerRefusesAnInconsistentMessageAndWritesNothing() {
         CriuKfd bad = kfd(twoGpuHiveSystem()).setNumOfBos(5).build();
         error(() -> new AmdgpuImages(dir).writeKfd(4, bad));

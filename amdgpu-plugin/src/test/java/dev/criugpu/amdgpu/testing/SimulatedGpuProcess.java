@@ -32,7 +32,7 @@ public final class SimulatedGpuProcess {
     public static final int OBJECTS = 5;
     public static final byte[] PRIV_DATA = {1, 2, 3, 4, 5, 6, 7, 8};
     static final int DEVICE_A = 0x738c;
-    static final int DEVICE_B = 0x7408;
+    public static final int DEVICE_B = 0x7408;
 
     /** A BO of the process, with its bytes. */
     public record Bo(long addr, int size, int gpu, int flags, byte[] bytes) {
