@@ -23,6 +23,9 @@ mv "$cfg.tmp" "$cfg"
 install -d "$out/bin"
 install -m 0755 "$here/criu-gpu.sh" "$out/bin/criu-gpu"
 install -m 0755 "$here/make-aot.sh" "$out/bin/make-aot.sh"
+# the PyTorch side of releasing NCCL communicators for a dump (CommRelease): PYTHONPATH=$out/python
+install -d "$out/python/criu_gpu"
+install -m 0644 "$here/../cuda-plugin/src/main/python/criu_gpu/__init__.py" "$out/python/criu_gpu/__init__.py"
 
 # Also the AOT training run: it bootstraps the plugins over this directory as criu would.
 "$here/make-aot.sh" "$java_home" "$out"

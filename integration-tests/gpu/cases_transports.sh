@@ -18,6 +18,7 @@ transport_env() {
         shm-host-ch8) echo NCCL_P2P_DISABLE=1 NCCL_CUMEM_HOST_ENABLE=0 NCCL_MIN_NCHANNELS=8 ;;   # more SHM channels
         shm-host-ch16) echo NCCL_P2P_DISABLE=1 NCCL_CUMEM_HOST_ENABLE=0 NCCL_MIN_NCHANNELS=16 ;;
         sockets) echo NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 ;;
+        p2p-criu-gpu) echo DDP_CRIU_GPU=1 PYTHONPATH="$PLUGIN_DIR/python" ;;   # defaults; released for dumps (criu_gpu)
         *) return 1 ;;
     esac
 }
@@ -53,7 +54,7 @@ transport_row() {
     n1=$(steps_of "$JOBLOG" 0)
     rate=$(awk -v a="$n0" -v b="$n1" -v t="$(elapsed "$t0")" 'BEGIN { printf "%.1f", (b - a) / t }')
     if [[ "$only" != rate ]]; then
-        CRIU_ENV=(CRIU_CUDA_NCCL_CHECK=0)
+        [[ "$cfg" == p2p-criu-gpu ]] || CRIU_ENV=(CRIU_CUDA_NCCL_CHECK=0)   # criu_gpu's release with the check on
         if criu_cmd "$name-R1" dump "$IMG_ROOT/$name-R1" -t "$JOB" -R --lib "$PLUGIN_DIR" "${JOB_CRIU_OPTS[@]}"; then
             dumpr="ok:${CRIU_SECS}s"
             ranks_advance "$JOBLOG" 30 && dumpr+=",steps-on" || dumpr+=",NO-STEPS"

@@ -7,6 +7,8 @@ Each rank holds --extra-mib MiB of device memory filled with a pattern that depe
 (checked every 200 steps) is gone, and at the end "[rank R] done steps=S extra=ok|bad". With --empty-cache a rank
 hands PyTorch's cached free blocks back to the driver after each check (torch.cuda.empty_cache()), as a job would
 before a planned dump: what the driver checkpoints is then what the rank's tensors hold.
+With DDP_CRIU_GPU=1 in the environment the DDP wrapper is registered with criu_gpu.checkpointable (the plugin dir's
+python/ on PYTHONPATH): the ranks release their NCCL communicators when a dump asks (issue 44).
 Losses depend only on (rank, step), so a job restored mid-way can be compared with an uninterrupted one.
 
 usage: python3 ddp_train.py [--ranks N] [--steps S] [--extra-mib M] [--hidden H] [--port P] [--empty-cache]
@@ -62,6 +64,9 @@ def rank_main(args):
                                 torch.nn.Linear(args.hidden, args.hidden), torch.nn.GELU(),
                                 torch.nn.Linear(args.hidden, 10)).to(dev)
     ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local])
+    if os.environ.get("DDP_CRIU_GPU") == "1":
+        import criu_gpu
+        ddp = criu_gpu.checkpointable(ddp)
     opt = torch.optim.SGD(ddp.parameters(), lr=1e-2)
     loss_fn = torch.nn.CrossEntropyLoss()
     n = args.extra_mib * (1 << 20) // 4

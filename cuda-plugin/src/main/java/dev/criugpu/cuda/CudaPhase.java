@@ -3,6 +3,7 @@ package dev.criugpu.cuda;
 import dev.criugpu.api.plan.ChildPlan;
 import dev.criugpu.cuda.config.CriuCommandLine;
 import dev.criugpu.cuda.inherited.InheritedDevices;
+import dev.criugpu.cuda.job.CommRelease;
 
 import java.util.Optional;
 
@@ -16,8 +17,12 @@ sealed interface CudaPhase {
     record Prepared(Optional<AgentStart> agent, Optional<RestoreProbes> probes) implements CudaPhase {
     }
 
-    /** A dump's hooks: its session, the inherited device files it takes, criu's options that decide the ending. */
-    record Dumping(DumpSession session, Optional<InheritedDevices> inherited, CriuCommandLine commandLine)
+    /**
+     * A dump's hooks: its session, the inherited device files it takes, criu's options that decide the ending, the NCCL
+     * ranks that released their communicators for it.
+     */
+    record Dumping(DumpSession session, Optional<InheritedDevices> inherited, CriuCommandLine commandLine,
+                   CommRelease release)
             implements CudaPhase {
     }
 

@@ -153,7 +153,11 @@ public final class CudaPlugin implements CriuPlugin {
         switch (ending) {
             case CudaPhase.Dumping d -> {
                 d.inherited().ifPresent(i -> i.finish(ret == 0));
-                if (d.session().exit(ret, d.commandLine().treeSurvivesDump())) stranded();
+                try {
+                    if (d.session().exit(ret, d.commandLine().treeSurvivesDump())) stranded();
+                } finally {
+                    d.release().close(); // the ranks, returned or restored later, make their communicators again
+                }
             }
             case CudaPhase.Restoring r -> {
                 r.session().exit();

@@ -12,6 +12,7 @@ import dev.criugpu.cuda.config.PluginConfig;
 import dev.criugpu.cuda.gpu.GpuMemory;
 import dev.criugpu.cuda.gpu.NvidiaGpus;
 import dev.criugpu.cuda.inherited.InheritedDevices;
+import dev.criugpu.cuda.job.CommRelease;
 import dev.criugpu.cuda.sys.RestoreThreads;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -67,7 +68,10 @@ final class DumpStart {
         DumpSession session = new DumpSession(services, calls.apply(lockBudgetMs), lockBudgetMs,
                 NvidiaGpus.present(Set.of()), config.parallel(), config.quiesce(), config.ncclCheck());
         GpuMemory.warmUp();
-        return new CudaPhase.Dumping(session, inherited, commandLine);
+        // last: nothing after it may fail and leave the ranks released without an exit to tell them to go on
+        CommRelease release = commandLine.tree().isPresent()
+                ? CommRelease.ask(Path.of("/proc"), commandLine.tree().getAsInt(), config.ncclReleaseMs()) : CommRelease.none();
+        return new CudaPhase.Dumping(session, inherited, commandLine, release);
     }
 
     private static CriuCommandLine commandLine() {

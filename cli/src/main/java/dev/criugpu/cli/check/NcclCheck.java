@@ -3,6 +3,7 @@ package dev.criugpu.cli.check;
 import dev.criugpu.cli.check.JobCheck.Kind;
 import dev.criugpu.cli.check.ProcFs.Mapping;
 import dev.criugpu.cli.check.ProcFs.Task;
+import dev.criugpu.cuda.job.CommRelease;
 import dev.criugpu.cuda.job.NcclTransports;
 
 import java.util.ArrayList;
@@ -47,7 +48,14 @@ final class NcclCheck implements Check {
                 + " (/proc/PID/environ: the environment at exec; what the program sets itself later is not seen)"));
         List<NcclTransports.Rank> rankInfo = ranks.stream().map(t -> known.get(t.pid())).toList();
         List<NcclTransports.Blocker> blockers = NcclTransports.blockers(rankInfo);
-        for (NcclTransports.Blocker b : blockers) out.add(Kind.PROBLEM, "nccl", b.line());
+        boolean released = !blockers.isEmpty() && ranks.stream().allMatch(t -> CommRelease.optedIn(tree.proc.root(), t.pid()));
+        if (released) {
+            out.add(Kind.NOTE, "nccl", pids(ranks.stream().map(Task::pid).toList()) + " keep NCCL's P2P/SHM transports "
+                    + "on and use criu_gpu: they release their communicators when `criu dump -t PID` starts and make "
+                    + "them again after it (not under criu's RPC, where the tree is not known before criu freezes it)");
+        } else {
+            for (NcclTransports.Blocker b : blockers) out.add(Kind.PROBLEM, "nccl", b.line());
+        }
         List<Integer> onSockets = ranks.stream().filter(t -> "1".equals(t.env().get("NCCL_SHM_DISABLE"))
                 && "1".equals(t.env().get("NCCL_P2P_DISABLE"))).map(Task::pid).toList();
         if (blockers.isEmpty() && !onSockets.isEmpty()) {

@@ -18,12 +18,13 @@ import java.util.Set;
  * <p>Under RPC ({@code criu swrk}, {@code criu service}) the options travel over a socket and are unknown here:
  * {@link #rpc()} is true and the defaults apply.
  */
-public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveStopped, OptionalInt timeoutSeconds) {
+public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveStopped, OptionalInt timeoutSeconds,
+                              OptionalInt tree) {
     /** criu's default for --timeout (seconds). */
     public static final int DEFAULT_TIMEOUT_SECONDS = 10;
 
     private static final String SHORT_WITH_ARG = "tDorJWLM";
-    private static final List<String> TRACKED_LONG = List.of("leave-running", "leave-stopped", "timeout");
+    private static final List<String> TRACKED_LONG = List.of("leave-running", "leave-stopped", "timeout", "tree");
     /** criu long options with a required argument, so their value is not mistaken for an option. */
     private static final Set<String> LONG_WITH_ARG = Set.of("tree", "images-dir", "work-dir", "log-file", "timeout",
             "root", "pidfile", "action-script", "ext-mount-map", "external", "inherit-fd", "cgroup-root",
@@ -75,7 +76,8 @@ public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveSt
     }
 
     /** No option known: criu's defaults. */
-    public static final CriuCommandLine UNKNOWN = new CriuCommandLine(false, false, false, OptionalInt.empty());
+    public static final CriuCommandLine UNKNOWN = new CriuCommandLine(false, false, false, OptionalInt.empty(),
+            OptionalInt.empty());
 
     public static CriuCommandLine ofSelf() {
         try {
@@ -117,6 +119,7 @@ public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveSt
         boolean leaveRunning = false;
         boolean leaveStopped = false;
         OptionalInt timeout = OptionalInt.empty();
+        OptionalInt tree = OptionalInt.empty();
         String command = null;
         for (int i = 1; i < argv.size(); i++) {
             String a = argv.get(i);
@@ -137,6 +140,7 @@ public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveSt
                     case "leave-running" -> leaveRunning = true;
                     case "leave-stopped" -> leaveStopped = true;
                     case "timeout" -> timeout = OptionalInt.of(seconds(value));
+                    case "tree" -> tree = pid(value);
                     default -> { }
                 }
             } else if (a.startsWith("-") && a.length() > 1) {
@@ -144,7 +148,9 @@ public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveSt
                     char o = a.charAt(c);
                     if (o == 'v' || o == 'x') break; // optional argument, attached: the rest of the cluster
                     if (SHORT_WITH_ARG.indexOf(o) >= 0) {
+                        String value = c + 1 < a.length() ? a.substring(c + 1) : i + 1 < argv.size() ? argv.get(i + 1) : null;
                         if (c + 1 == a.length()) i++; // the argument is the next word
+                        if (o == 't') tree = pid(value);
                         break;
                     }
                     if (o == 'R') leaveRunning = true;
@@ -155,7 +161,7 @@ public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveSt
             }
         }
         boolean rpc = "swrk".equals(command) || "service".equals(command);
-        return new CriuCommandLine(rpc, leaveRunning, leaveStopped, timeout);
+        return new CriuCommandLine(rpc, leaveRunning, leaveStopped, timeout, tree);
     }
 
     /** The tracked long option {@code name} stands for (exact or unambiguous prefix), or null. */
@@ -163,6 +169,16 @@ public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveSt
         if (TRACKED_LONG.contains(name)) return name;
         List<String> hits = TRACKED_LONG.stream().filter(t -> t.startsWith(name)).toList();
         return hits.size() == 1 && name.length() >= 3 ? hits.getFirst() : null;
+    }
+
+    /** The pid of -t/--tree; empty where it is not a positive number (criu itself then refuses the command). */
+    private static OptionalInt pid(String value) {
+        try {
+            int pid = Integer.parseInt(value == null ? "" : value.trim());
+            return pid > 0 ? OptionalInt.of(pid) : OptionalInt.empty();
+        } catch (NumberFormatException e) {
+            return OptionalInt.empty();
+        }
     }
 
     private static int seconds(String value) {

@@ -26,6 +26,8 @@ import java.util.Set;
  * CRIU_CUDA_QUIESCE       cuda.quiesce       0 = lock each task at its own PAUSE_DEVICES instead of the whole job at once
  * CRIU_CUDA_NCCL_CHECK    cuda.nccl-check    0 = dump NCCL ranks whose environment leaves P2P/SHM on (the program turns
  *                                            them off itself)
+ * CRIU_CUDA_NCCL_RELEASE_S cuda.nccl-release-s  how long a dump waits for NCCL ranks that use the criu_gpu package to
+ *                                            release their communicators (seconds, default 60)
  * </pre>
  */
 public final class PluginConfig {
@@ -46,7 +48,8 @@ public final class PluginConfig {
             "CRIU_CUDA_TREAT_ABSENT", "cuda.treat-absent",
             "CRIU_CUDA_GUARD", "cuda.guard",
             "CRIU_CUDA_QUIESCE", "cuda.quiesce",
-            "CRIU_CUDA_NCCL_CHECK", "cuda.nccl-check");
+            "CRIU_CUDA_NCCL_CHECK", "cuda.nccl-check",
+            "CRIU_CUDA_NCCL_RELEASE_S", "cuda.nccl-release-s");
 
     /**
      * @param env the environment (System.getenv() in production)
@@ -114,6 +117,19 @@ public final class PluginConfig {
     /** Refuse, before any lock, a dump of NCCL ranks on transports the driver cannot return. */
     public boolean ncclCheck() {
         return flag("cuda.nccl-check", true);
+    }
+
+    /** How long (ms) a dump waits for NCCL ranks to release their communicators (criu_gpu package). */
+    public long ncclReleaseMs() {
+        return get("cuda.nccl-release-s").map(v -> {
+            try {
+                long s = Long.parseLong(v);
+                if (s < 1 || s > 86_400) throw new NumberFormatException();
+                return s * 1000;
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(source("cuda.nccl-release-s") + "='" + v + "': expected seconds, 1 to 86400");
+            }
+        }).orElse(60_000L);
     }
 
     public boolean guard() {

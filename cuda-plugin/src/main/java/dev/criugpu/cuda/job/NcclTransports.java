@@ -43,6 +43,10 @@ public final class NcclTransports {
     /** The fastest settings with which a multi-process NCCL job was measured to dump and restore on one host. */
     public static final String FASTEST = "NCCL_P2P_DISABLE=1 NCCL_CUMEM_HOST_ENABLE=0";
 
+    /** How a PyTorch DDP job keeps NCCL's defaults and is still dumped ({@link CommRelease}). */
+    public static final String RELEASE_HINT = "criu_gpu.checkpointable(ddp) in the job (the plugin dir's python/criu_gpu) "
+            + "and `criu dump -t PID`: the ranks release their communicators for the dump";
+
     private NcclTransports() {
     }
 
@@ -74,7 +78,8 @@ public final class NcclTransports {
             return "NCCL ranks " + pids.stream().map(p -> "pid " + p).collect(Collectors.joining(", "))
                     + " may connect through NCCL's " + transport + " transport (" + why + "): " + setting
                     + " is not set in their environment; start the job with " + FASTEST + " (NCCL's SHM transport over "
-                    + "/dev/shm: measured to dump and restore, at 98 % of the defaults' step rate on 4 NVLink GPUs)";
+                    + "/dev/shm: measured to dump and restore, at 98 % of the defaults' step rate on 4 NVLink GPUs), or "
+                    + "keep P2P on with " + RELEASE_HINT;
         }
     }
 

@@ -23,6 +23,18 @@ class CriuCommandLineTest {
         assertFalse(c.rpc());
     }
 
+    /** The tree's pid: the dump's init asks NCCL ranks of that tree to release their communicators before criu freezes it. */
+    @Test
+    void treeInEveryForm() {
+        assertEquals(java.util.OptionalInt.of(42), p("criu", "dump", "-t", "42", "-D", "/img").tree());
+        assertEquals(java.util.OptionalInt.of(42), p("criu", "dump", "-Rt42").tree());
+        assertEquals(java.util.OptionalInt.of(42), p("criu", "dump", "--tree", "42").tree());
+        assertEquals(java.util.OptionalInt.of(42), p("criu", "dump", "--tree=42", "-R").tree());
+        assertEquals(java.util.OptionalInt.empty(), p("criu", "dump", "-D", "/img", "--log-file", "-t").tree());
+        assertEquals(java.util.OptionalInt.empty(), p("criu", "dump", "-t", "x").tree());
+        assertEquals(java.util.OptionalInt.empty(), p("criu", "swrk", "3").tree());
+    }
+
     @Test
     void timeoutForms() {
         assertEquals(30, p("criu", "dump", "--timeout", "30", "-t", "1").timeoutOrDefault());

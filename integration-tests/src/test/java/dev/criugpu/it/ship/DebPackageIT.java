@@ -58,7 +58,8 @@ class DebPackageIT {
                 .stdout().strip(), "java.home postinst wrote");
         List<String> whileInstalled = listFiles(criu);
         for (String f : List.of("/usr/lib/criu/cuda_plugin.so", "/usr/lib/criu/amdgpu_plugin.so", "/usr/lib/criu/java",
-                "/usr/bin/criu-gpu", JAVA_DIR + "/criu-gpu.cfg", JAVA_DIR + "/criu-gpu.aot")) {
+                "/usr/bin/criu-gpu", JAVA_DIR + "/criu-gpu.cfg", JAVA_DIR + "/criu-gpu.aot",
+                "/usr/lib/criu-java-gpu/python/criu_gpu/__init__.py")) {
             assertTrue(whileInstalled.contains(f), f + " is not installed");
         }
 
