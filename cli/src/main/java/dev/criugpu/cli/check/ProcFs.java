@@ -1,5 +1,6 @@
 package dev.criugpu.cli.check;
 
+import dev.criugpu.api.sys.ProcEntries;
 import dev.criugpu.api.sys.ProcessTree;
 
 import dev.criugpu.cli.sys.LibcStat;
@@ -129,7 +130,7 @@ public class ProcFs {
         }
         List<String> argv = new ArrayList<>();
         try {
-            for (String a : entries(dir.resolve("cmdline"), CMDLINE_LIMIT, "cmdline", unreadable)) {
+            for (String a : entries(dir.resolve("cmdline"), ProcEntries.CMDLINE_LIMIT, "cmdline", unreadable)) {
                 if (!a.isEmpty()) argv.add(a);
             }
         } catch (IOException e) {
@@ -155,7 +156,7 @@ public class ProcFs {
         }
         Map<String, String> env = new LinkedHashMap<>();
         try {
-            for (String kv : entries(dir.resolve("environ"), ENVIRON_LIMIT, "environ", unreadable)) {
+            for (String kv : entries(dir.resolve("environ"), ProcEntries.ENVIRON_LIMIT, "environ", unreadable)) {
                 int eq = kv.indexOf('=');
                 if (eq > 0) env.putIfAbsent(kv.substring(0, eq), kv.substring(eq + 1));
             }
@@ -176,29 +177,13 @@ public class ProcFs {
     static final String DENIED = "permission denied";
 
     /**
-     * A process's environment and command line are as long as its owner makes them (hundreds of MiB with a large
-     * stack limit), and check may run as root: they are read up to these bounds, and a cut is reported.
-     */
-    static final int ENVIRON_LIMIT = 1 << 20;
-    static final int CMDLINE_LIMIT = 256 << 10;
-
-    /**
-     * The NUL-separated entries of {@code file} within its first {@code limit} bytes; when it holds more, the entry cut
-     * in two is dropped and {@code cuts} gets "NAME (read up to N KiB, the rest not checked)".
+     * The NUL-separated entries of {@code file} within {@code limit} bytes ({@link ProcEntries}); when it holds more,
+     * {@code cuts} gets "NAME (longer than N KiB: read that far, the rest not checked)".
      */
     static List<String> entries(Path file, int limit, String name, List<String> cuts) throws IOException {
-        byte[] head;
-        boolean cut;
-        try (InputStream in = Files.newInputStream(file)) {
-            head = in.readNBytes(limit);
-            cut = in.read() >= 0;
-        }
-        List<String> out = new ArrayList<>(List.of(new String(head, StandardCharsets.UTF_8).split("\0")));
-        if (cut) {
-            if (head.length > 0 && head[head.length - 1] != 0 && !out.isEmpty()) out.removeLast();
-            cuts.add(name + " (longer than " + (limit >> 10) + " KiB: read that far, the rest not checked)");
-        }
-        return out;
+        ProcEntries e = ProcEntries.read(file, limit);
+        if (e.cut()) cuts.add(name + " (longer than " + (limit >> 10) + " KiB: read that far, the rest not checked)");
+        return e.entries();
     }
 
     private static String reason(IOException e) {

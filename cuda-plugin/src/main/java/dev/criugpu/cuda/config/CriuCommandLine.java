@@ -15,8 +15,9 @@ import java.util.Set;
  * ({@code -vR}); {@code t D o r J W L M} take an argument (attached or next); long options may be written
  * {@code --name=value} or {@code --name value} and abbreviated to an unambiguous prefix of the names we track.
  *
- * <p>Under RPC ({@code criu swrk}, {@code criu service}) the options travel over a socket and are unknown here:
- * {@link #rpc()} is true and the defaults apply.
+ * <p>criu's config files count as criu counts them ({@link #withConfigFiles}). Under RPC ({@code criu swrk},
+ * {@code criu service}) the options travel over a socket and are unknown here: {@link #rpc()} is true and the
+ * defaults apply.
  */
 public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveStopped, OptionalInt timeoutSeconds,
                               OptionalInt tree) {
@@ -79,12 +80,100 @@ public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveSt
     public static final CriuCommandLine UNKNOWN = new CriuCommandLine(false, false, false, OptionalInt.empty(),
             OptionalInt.empty());
 
+    /** criu's global config file (criu/Makefile: GLOBAL_CONFIG_DIR DEFAULT_CONFIG_FILENAME). */
+    public static final Path GLOBAL_CONFIG = Path.of("/etc/criu/default.conf");
+    /** A config file larger than this is not read (criu reads it whole; the plugin only needs a few options). */
+    static final int CONFIG_LIMIT = 1 << 20;
+
     public static CriuCommandLine ofSelf() {
         try {
-            return parse(split(Files.readAllBytes(Path.of("/proc/self/cmdline"))));
+            List<String> argv = split(Files.readAllBytes(Path.of("/proc/self/cmdline")));
+            CriuCommandLine own = parse(argv);
+            // under RPC each request brings its options (and its config file) over the socket
+            return own.rpc() ? own : parse(withConfigFiles(argv, System.getenv(), GLOBAL_CONFIG));
         } catch (IOException e) {
             return UNKNOWN;
         }
+    }
+
+    /**
+     * argv as criu's getopt sees it: the options of its config files first, in criu's order (config.c next_config:
+     * the global file and $HOME/.criu/default.conf unless argv has --no-default-config or --config, then
+     * $CRIU_CONFIG_FILE, then --config FILE), then argv itself, whose options come last and so win. A file that is
+     * missing or unreadable is skipped, as criu skips it.
+     */
+    public static List<String> withConfigFiles(List<String> argv, java.util.Map<String, String> env, Path globalConfig) {
+        boolean noDefaults = false;
+        String cfgFile = null;
+        for (int i = 0; i < argv.size(); i++) {
+            String a = argv.get(i);
+            if (a.equals("--no-default-config")) noDefaults = true;
+            if (a.equals("--config") && i + 1 < argv.size()) {
+                cfgFile = argv.get(i + 1);
+                noDefaults = true;
+            } else if (a.startsWith("--config=")) {
+                cfgFile = a.substring("--config=".length());
+                noDefaults = true;
+            }
+        }
+        List<Path> files = new ArrayList<>();
+        if (!noDefaults) {
+            files.add(globalConfig);
+            String home = env.get("HOME");
+            if (home != null) files.add(Path.of(home, ".criu", "default.conf"));
+        }
+        if (env.get("CRIU_CONFIG_FILE") != null) files.add(Path.of(env.get("CRIU_CONFIG_FILE")));
+        if (cfgFile != null) files.add(Path.of(cfgFile));
+        List<String> out = new ArrayList<>();
+        out.add(argv.isEmpty() ? "criu" : argv.getFirst());
+        for (Path f : files) out.addAll(configOptions(f));
+        if (argv.size() > 1) out.addAll(argv.subList(1, argv.size()));
+        return out;
+    }
+
+    /**
+     * The options of one criu config file as argv words: each line {@code name [value]} becomes {@code --name} and
+     * its value (a {@code "quoted"} value may hold spaces); {@code #} starts a comment.
+     */
+    static List<String> configOptions(Path file) {
+        List<String> words = new ArrayList<>();
+        byte[] bytes;
+        try {
+            if (!Files.isRegularFile(file) || Files.size(file) > CONFIG_LIMIT) return words;
+            bytes = Files.readAllBytes(file);
+        } catch (IOException | SecurityException e) {
+            return words;
+        }
+        for (String raw : new String(bytes, StandardCharsets.UTF_8).split("\n")) {
+            String line = raw.strip();
+            if (line.isEmpty() || line.startsWith("#")) continue;
+            int sp = indexOfBlank(line);
+            if (sp < 0) {
+                words.add("--" + line);
+                continue;
+            }
+            words.add("--" + line.substring(0, sp));
+            String rest = line.substring(sp).strip();
+            if (rest.isEmpty() || rest.startsWith("#")) continue;
+            if (rest.startsWith("\"")) {
+                int end = rest.indexOf('"', 1);
+                while (end > 0 && rest.charAt(end - 1) == '\\') end = rest.indexOf('"', end + 1);
+                words.add((end < 0 ? rest.substring(1) : rest.substring(1, end)).replace("\\\"", "\""));
+            } else {
+                int end = indexOfBlank(rest);
+                String value = end < 0 ? rest : rest.substring(0, end);
+                int hash = value.indexOf('#');
+                words.add(hash >= 0 ? value.substring(0, hash) : value);
+            }
+        }
+        return words;
+    }
+
+    private static int indexOfBlank(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            if (s.charAt(i) == ' ' || s.charAt(i) == '\t') return i;
+        }
+        return -1;
     }
 
     /** {@link #ofSelf}, or criu's defaults where its argv does not parse (init says why). */

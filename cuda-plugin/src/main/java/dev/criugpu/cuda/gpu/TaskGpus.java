@@ -1,5 +1,7 @@
 package dev.criugpu.cuda.gpu;
 
+import dev.criugpu.api.sys.ProcEntries;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -66,11 +68,8 @@ public final class TaskGpus {
 
     private static boolean setsVisibleDevices(int pid) {
         try {
-            String env = new String(Files.readAllBytes(Path.of("/proc/" + pid + "/environ")), java.nio.charset.StandardCharsets.UTF_8);
-            for (String kv : env.split("\0")) {
-                if (kv.startsWith("CUDA_VISIBLE_DEVICES=")) return true;
-            }
-            return false;
+            return ProcEntries.read(Path.of("/proc/" + pid + "/environ"), ProcEntries.ENVIRON_LIMIT).entries().stream()
+                    .anyMatch(kv -> kv.startsWith("CUDA_VISIBLE_DEVICES="));
         } catch (IOException e) {
             return false;
         }

@@ -1,11 +1,13 @@
 package dev.criugpu.cuda.job;
 
+import dev.criugpu.api.sys.ProcEntries;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -40,6 +42,7 @@ import java.util.stream.Stream;
  * program with NCCL linked in statically outside PyTorch is not recognised.
  */
 public final class NcclTransports {
+    private static final Logger log = LoggerFactory.getLogger(NcclTransports.class);
     /** The fastest settings with which a multi-process NCCL job was measured to dump and restore on one host. */
     public static final String FASTEST = "NCCL_P2P_DISABLE=1 NCCL_CUMEM_HOST_ENABLE=0";
 
@@ -118,17 +121,19 @@ public final class NcclTransports {
         return value.equals(r.env().get(name));
     }
 
+    /**
+     * The environment at exec, read up to {@link ProcEntries#ENVIRON_LIMIT}: a setting past the bound counts as unset,
+     * so a cut environment can only make the check refuse, never let through.
+     */
     private static Map<String, String> environ(Path file) {
-        Map<String, String> env = new HashMap<>();
         try {
-            for (String kv : new String(Files.readAllBytes(file), StandardCharsets.UTF_8).split("\0")) {
-                int eq = kv.indexOf('=');
-                if (eq > 0) env.put(kv.substring(0, eq), kv.substring(eq + 1));
-            }
+            ProcEntries e = ProcEntries.read(file, ProcEntries.ENVIRON_LIMIT);
+            if (e.cut()) log.warn("{} is longer than {} KiB: read that far, NCCL settings after it count as unset", file,
+                    ProcEntries.ENVIRON_LIMIT >> 10);
+            return e.asEnvironment();
         } catch (IOException | SecurityException e) {
-            // gone or unreadable: nothing known
+            return Map.of(); // gone or unreadable: nothing known
         }
-        return env;
     }
 
     /** Whether a mapped file is NCCL's library. */

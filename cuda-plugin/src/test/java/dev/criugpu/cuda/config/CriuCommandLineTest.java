@@ -35,6 +35,45 @@ class CriuCommandLineTest {
         assertEquals(java.util.OptionalInt.empty(), p("criu", "swrk", "3").tree());
     }
 
+    /** criu's config files, in criu's order, under argv (config.c): what criu itself will use. */
+    @Test
+    void configFilesCountAsCriuCountsThem(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path global = dir.resolve("global.conf");
+        java.nio.file.Files.writeString(global, "# the host's defaults\n  leave-running   # so that jobs go on\ntimeout 20\n");
+        java.nio.file.Path home = dir.resolve("home");
+        java.nio.file.Files.createDirectories(home.resolve(".criu"));
+        java.nio.file.Files.writeString(home.resolve(".criu/default.conf"), "timeout \"30\"\n\ntcp-established\n");
+        java.nio.file.Path env = dir.resolve("env.conf");
+        java.nio.file.Files.writeString(env, "timeout 40\n");
+        java.nio.file.Path given = dir.resolve("given.conf");
+        java.nio.file.Files.writeString(given, "timeout\t50\n");
+        java.util.Map<String, String> vars = java.util.Map.of("HOME", home.toString());
+
+        CriuCommandLine c = CriuCommandLine.parse(CriuCommandLine.withConfigFiles(List.of("criu", "dump", "-t", "7"), vars, global));
+        assertTrue(c.leaveRunning(), "leave-running of the global file");
+        assertEquals(30, c.timeoutOrDefault(), "the user's file after the global one");
+        assertEquals(java.util.OptionalInt.of(7), c.tree());
+
+        c = CriuCommandLine.parse(CriuCommandLine.withConfigFiles(List.of("criu", "dump", "--timeout", "60"), vars, global));
+        assertEquals(60, c.timeoutOrDefault(), "the command line wins");
+
+        c = CriuCommandLine.parse(CriuCommandLine.withConfigFiles(List.of("criu", "dump"),
+                java.util.Map.of("HOME", home.toString(), "CRIU_CONFIG_FILE", env.toString()), global));
+        assertEquals(40, c.timeoutOrDefault(), "CRIU_CONFIG_FILE after both default files");
+
+        c = CriuCommandLine.parse(CriuCommandLine.withConfigFiles(List.of("criu", "dump", "--config", given.toString()), vars, global));
+        assertFalse(c.leaveRunning(), "--config leaves the default files out");
+        assertEquals(50, c.timeoutOrDefault());
+
+        c = CriuCommandLine.parse(CriuCommandLine.withConfigFiles(List.of("criu", "dump", "--no-default-config"), vars, global));
+        assertFalse(c.leaveRunning());
+        assertEquals(10, c.timeoutOrDefault());
+
+        c = CriuCommandLine.parse(CriuCommandLine.withConfigFiles(List.of("criu", "dump"),
+                java.util.Map.of("HOME", dir.resolve("nowhere").toString()), dir.resolve("missing.conf")));
+        assertFalse(c.leaveRunning(), "missing files are skipped, as criu skips them");
+    }
+
     @Test
     void timeoutForms() {
         assertEquals(30, p("criu", "dump", "--timeout", "30", "-t", "1").timeoutOrDefault());

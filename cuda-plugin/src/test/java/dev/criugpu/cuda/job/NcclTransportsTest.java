@@ -85,4 +85,20 @@ class NcclTransportsTest {
     void oneRankAloneIsNeverBlocked() {
         assertEquals(List.of(), NcclTransports.blockers(List.of(rank(1, Map.of(), Set.of("pt_nccl_watchdg")))));
     }
+
+    /** A user's environment of any length is read only up to the bound, and what lies past it counts as unset. */
+    @Test
+    void anEnvironmentPastTheBoundCanOnlyMakeTheCheckRefuse(@org.junit.jupiter.api.io.TempDir java.nio.file.Path proc)
+            throws Exception {
+        for (int pid : List.of(11, 12)) {
+            java.nio.file.Path d = java.nio.file.Files.createDirectories(proc.resolve(pid + "/task/" + pid));
+            java.nio.file.Files.writeString(d.resolve("comm"), "pt_nccl_watchdg\n");
+            java.nio.file.Files.writeString(proc.resolve(pid + "/maps"), "");
+            java.nio.file.Files.write(proc.resolve(pid + "/environ"), ("PAD=" + "p".repeat(2 << 20)
+                    + "\0NCCL_P2P_DISABLE=1\0NCCL_CUMEM_HOST_ENABLE=0\0").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        }
+        List<NcclTransports.Rank> ranks = List.of(NcclTransports.Rank.read(proc, 11), NcclTransports.Rank.read(proc, 12));
+        assertEquals(Map.of(), ranks.getFirst().env());
+        assertEquals(List.of("P2P", "SHM"), NcclTransports.blockers(ranks).stream().map(NcclTransports.Blocker::transport).toList());
+    }
 }
