@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -14,33 +15,70 @@ import java.util.stream.Stream;
 
 /**
  * The GPUs a process has mapped, read from {@code /proc/<pid>/maps} (CUDA maps {@code /dev/nvidia<minor>} for each
- * GPU it works on), without touching CUDA. Must be read before the checkpoint releases those mappings.
+ * GPU it works on), without touching CUDA. Must be read before the checkpoint releases those mappings. A name proves
+ * nothing (any file can be called /dev/nvidia0): a mapping or descriptor counts as GPU N when the file behind it
+ * ({@code /proc/PID/map_files/RANGE}, {@code /proc/PID/fd/N}) is the character device 195:N; only where that cannot be
+ * read (not root) does the name decide.
  */
 public final class TaskGpus {
-    private static final Pattern DEVICE = Pattern.compile("\\s/dev/nvidia([0-9]+)(?:\\s|$)");
+    private static final Pattern DEVICE = Pattern.compile("\\s/dev/nvidia([0-9]{1,3})(?:\\s|$)");
+    /** NVIDIA's fixed major; minors 0-253 are GPUs (254 nvidia-modeset, 255 nvidiactl). */
+    static final int MAJOR = 195;
+    static final int LAST_GPU_MINOR = 253;
 
     private TaskGpus() {
     }
 
-    /** Device minors named in a maps text, ascending, each once. */
+    /** Device minors named in a maps text, ascending, each once (the name alone: see {@link #gpuMinor}). */
     public static List<Integer> minorsInMaps(String maps) {
         TreeSet<Integer> minors = new TreeSet<>();
-        for (String line : maps.split("\n")) {
-            Matcher m = DEVICE.matcher(line);
-            if (m.find()) minors.add(Integer.parseInt(m.group(1)));
-        }
+        for (String line : maps.split("\n")) minorByName(line).ifPresent(minors::add);
         return List.copyOf(minors);
     }
 
-    /** The GPUs of {@code pid}: the minors in its maps, looked up in {@code present} (unknown minors are skipped). */
+    private static OptionalInt minorByName(String text) {
+        Matcher m = DEVICE.matcher(text);
+        if (!m.find()) return OptionalInt.empty();
+        int minor = Integer.parseInt(m.group(1));
+        return minor <= LAST_GPU_MINOR ? OptionalInt.of(minor) : OptionalInt.empty();
+    }
+
+    /**
+     * The GPU minor of the file behind {@code link} (a map_files or fd entry) whose path reads {@code name}: by its
+     * device numbers, or by {@code name} when the link cannot be followed (permission); empty for anything else.
+     */
+    static OptionalInt gpuMinor(Path link, String name) {
+        if (minorByName(" " + name).isEmpty()) return OptionalInt.empty();
+        Map<String, Object> a;
+        try {
+            a = Files.readAttributes(link, "unix:mode,rdev");
+        } catch (java.nio.file.NoSuchFileException e) {
+            return OptionalInt.empty(); // unmapped or closed meanwhile
+        } catch (IOException | UnsupportedOperationException | SecurityException e) {
+            return minorByName(" " + name); // not allowed to follow it (EACCES, EPERM without CAP_CHECKPOINT_RESTORE)
+        }
+        int mode = (Integer) a.get("mode");
+        long rdev = (Long) a.get("rdev");
+        long major = (rdev >> 8) & 0xfff;
+        long minor = (rdev & 0xff) | ((rdev >> 12) & 0xfff00);
+        boolean charDevice = (mode & 0170000) == 0020000;
+        return charDevice && major == MAJOR && minor <= LAST_GPU_MINOR ? OptionalInt.of((int) minor) : OptionalInt.empty();
+    }
+
+    /** The GPUs of {@code pid}: its mappings of GPU device files, looked up in {@code present} (unknown minors are skipped). */
     public static List<GpuInfo> of(int pid, List<GpuInfo> present) throws IOException {
-        String maps;
-        try (Stream<String> lines = Files.lines(Path.of("/proc/" + pid + "/maps"))) {
-            maps = String.join("\n", lines.filter(l -> l.contains("/dev/nvidia")).toList());
+        Path dir = Path.of("/proc/" + pid);
+        TreeSet<Integer> minors = new TreeSet<>();
+        try (Stream<String> lines = Files.lines(dir.resolve("maps"))) {
+            for (String line : lines.filter(l -> l.contains("/dev/nvidia")).toList()) {
+                int sp = line.indexOf(' ');
+                if (sp <= 0) continue;
+                gpuMinor(dir.resolve("map_files/" + line.substring(0, sp)), line).ifPresent(minors::add);
+            }
         }
         Map<Integer, GpuInfo> byMinor = new java.util.HashMap<>();
         for (GpuInfo g : present) byMinor.put(g.minor(), g);
-        return minorsInMaps(maps).stream().filter(byMinor::containsKey).map(byMinor::get).toList();
+        return minors.stream().filter(byMinor::containsKey).map(byMinor::get).toList();
     }
 
     /**
@@ -54,8 +92,7 @@ public final class TaskGpus {
         try (Stream<Path> fds = Files.list(Path.of("/proc/" + pid + "/fd"))) {
             for (Path fd : fds.toList()) {
                 try {
-                    Matcher m = DEVICE.matcher(" " + Files.readSymbolicLink(fd));
-                    if (m.find()) minors.add(Integer.parseInt(m.group(1)));
+                    gpuMinor(fd, Files.readSymbolicLink(fd).toString()).ifPresent(minors::add);
                 } catch (IOException e) {
                     // the fd closed meanwhile
                 }
