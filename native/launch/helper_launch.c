@@ -20,7 +20,9 @@
 
 extern char **environ;
 
-static const char *const untrusted_env[] = { "JAVA_TOOL_OPTIONS=", "_JAVA_OPTIONS=", "JDK_JAVA_OPTIONS=", "CLASSPATH=" };
+/* what would add options, classes or preloaded code to a helper that runs as root (HelperProcess.UNTRUSTED_ENVIRONMENT) */
+static const char *const untrusted_env[] = { "JAVA_TOOL_OPTIONS=", "_JAVA_OPTIONS=", "JDK_JAVA_OPTIONS=", "CLASSPATH=",
+					     "LD_PRELOAD=", "LD_AUDIT=" };
 
 static void close_all(int *fds, int n)
 {

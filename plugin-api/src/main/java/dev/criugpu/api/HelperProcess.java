@@ -33,7 +33,12 @@ public final class HelperProcess implements AutoCloseable {
     /** The helper's end of the socketpair, in the helper. */
     public static final int CHANNEL_FD = 3;
     /** What would add options or classes to the helper's JVM behind our back: the launcher leaves it out. */
-    static final List<String> UNTRUSTED_ENVIRONMENT = List.of("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH");
+    static final List<String> UNTRUSTED_ENVIRONMENT = List.of("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH",
+            "LD_PRELOAD", "LD_AUDIT");
+    /** The longest line either side sends is a few hundred bytes: a peer that sends more is broken, not read on. */
+    static final int MAX_LINE = 1 << 20;
+    /** How much of what the helper printed is read for an error line. */
+    static final int SAID_LIMIT = 64 << 10;
     private static final int READ_CHUNK = 4096;
 
     private final int fd;
@@ -201,7 +206,10 @@ public final class HelperProcess implements AutoCloseable {
         if (output < 0) return "";
         try {
             // our own memfd, by its fd: nothing anyone else can name
-            String out = Files.readString(Path.of("/proc/self/fd/" + output)).strip().replace('\n', ' ');
+            String out;
+            try (java.io.InputStream in = Files.newInputStream(Path.of("/proc/self/fd/" + output))) {
+                out = new String(in.readNBytes(SAID_LIMIT), StandardCharsets.UTF_8).strip().replace('\n', ' ');
+            }
             return out.isEmpty() ? "" : "; it said: " + (out.length() > 400 ? out.substring(0, 400) + "..." : out);
         } catch (IOException | RuntimeException e) {
             return "";
@@ -265,6 +273,10 @@ public final class HelperProcess implements AutoCloseable {
                     return text;
                 }
                 line.write(b);
+                if (line.size() > MAX_LINE) {
+                    line.reset();
+                    throw new IOException("the other end sent a line longer than " + (MAX_LINE >> 10) + " KiB");
+                }
             }
             long n;
             enter();

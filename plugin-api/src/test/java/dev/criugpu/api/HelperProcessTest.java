@@ -17,6 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -108,7 +109,20 @@ class HelperProcessTest {
         }
     }
 
-    /** criu's environment may hold options for any JVM it starts: the helper's JVM takes none of them. */
+    /** A peer's line is read up to a bound: longer is an error, not memory spent without end. */
+    @Test
+    void aLineLongerThanTheBoundIsAnError() throws Exception {
+        try (HelperProcess helper = HelperProcess.start(EchoHelper.class.getName(), List.of(), List.of(SELF))) {
+            helper.readLine(); // its pid
+            helper.writeLine("long 1000");
+            assertEquals(1000, helper.readLine().length());
+            helper.writeLine("long " + (HelperProcess.MAX_LINE + 10));
+            IOException e = assertThrows(IOException.class, helper::readLine);
+            assertEquals("the other end sent a line longer than 1024 KiB", e.getMessage());
+        }
+    }
+
+    /** criu's environment may hold options for any JVM it starts, or code to preload: the helper takes none of them. */
     @Test
     void theHelperInheritsNoJvmOptionsOrClassPathFromTheEnvironment() throws Exception {
         ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
@@ -117,9 +131,13 @@ class HelperProcessTest {
         pb.environment().put("_JAVA_OPTIONS", "-Dfoo=underscore");
         pb.environment().put("JDK_JAVA_OPTIONS", "-Dfoo=jdk");
         pb.environment().put("CLASSPATH", "/nonexistent");
+        // code criu's environment would load into a helper that runs as root (ld.so warns of these and goes on)
+        pb.environment().put("LD_PRELOAD", "/nonexistent-preload.so");
+        pb.environment().put("LD_AUDIT", "/nonexistent-audit.so");
         Process launcher = pb.start();
         try {
-            List<String> out = new String(launcher.getInputStream().readAllBytes()).lines().toList();
+            List<String> out = new String(launcher.getInputStream().readAllBytes()).lines()
+                    .filter(l -> !l.contains("ld.so")).toList();
             assertTrue(launcher.waitFor(60, TimeUnit.SECONDS), "the launcher did not end");
             assertEquals(List.of("env [] foo=null"), out);
         } finally {
