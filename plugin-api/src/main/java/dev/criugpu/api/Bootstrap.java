@@ -136,6 +136,7 @@ public final class Bootstrap {
         CriuLog.register(plugin.getClass().getPackageName(), services);
         CriuExit.bind(services);
         services.planRegion().ifPresent(PlanMemory::shareWithChildren);
+        if (services.restoreCheckOnly()) Faults.stall(services, "restore-probe");
         int rc = plugin.init(services.stage(), services);
         // the probe's verdict is all it gives: its threads end with it, before criu forks (DESIGN rule 1)
         if (rc != 0 || services.restoreCheckOnly()) return rc;

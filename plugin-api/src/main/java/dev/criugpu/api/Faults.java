@@ -10,6 +10,8 @@ package dev.criugpu.api;
  * CHECKPOINT_DEVICES, with the tree locked and frozen, or right after the plugin's dump exit, before criu kills the
  * tree: points at which a test kills criu to see what its tasks become. {@code CRIU_GPU_FAULT_STALL_MS} shortens the
  * hold (a test that kills something else at that point need not wait the whole of it).</li>
+ * <li>{@code stall-restore-probe}: the restore probe (the plugin's restore init in a copy of criu, before criu forks)
+ * is held like the stalls above: a hung driver or NVML call, which the shim's {@code CRIU_GPU_PROBE_TIMEOUT_S} ends.</li>
  * <li>{@code no-restop-grace} (cuda_plugin): criu told to stop does not wait at all for a woken restore thread to
  * stop again, as if it were inside a long driver call: the CUDA agent then gives its signal mask back.</li>
  * </ul>

@@ -157,7 +157,7 @@ public final class HelperProcess implements AutoCloseable {
     }
 
     /**
-     * The helper the shim started before the JVM (native/src/criu_gpu_shim.c, launch_helper), from the command
+     * The helper the shim started before the JVM (native/src/shim_jvm.c, launch_helper), from the command
      * {@link #command} wrote to {@code java/<plugin>.helper} at install time with {@link #CRIU_PID_WORD} for criu's
      * pid: criu's end of its socketpair, until a plugin adopts it or it is given up.
      */

@@ -4,7 +4,7 @@ package dev.criugpu.api;
  * The criu plugin hooks (criu-plugin.h, CR_PLUGIN_HOOK__*) that our plugins serve, with criu's ids, their C signatures
  * and the process they run in ({@link HookStubs#descriptor} holds the C signatures). This enum is the Java side's one list of hooks: {@link CriuPlugin} has a method for each
  * main-process hook, {@link HookDispatcher} the upcall of the same name, and the shim's trampoline table
- * (native/src/criu_gpu_shim.c) and its per-plugin masks (native/Makefile) are checked against it by
+ * (native/src/shim.h, SHIM_HOOKS) and its per-plugin masks (native/Makefile) are checked against it by
  * ShimHookTableTest. A hook no plugin serves is not listed: criu then never calls us for it.
  * Hooks that run in a task criu forked ({@link Context#CHILD}) never enter Java (DESIGN rule 1): the shim
  * handles them natively.

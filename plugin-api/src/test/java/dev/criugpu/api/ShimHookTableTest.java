@@ -16,20 +16,24 @@ import java.util.stream.Collectors;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The shim (native/src/criu_gpu_shim.c, criu_gpu_shim.h) and its build (native/Makefile) list hooks too; {@link Hook}
- * is the one list on the Java side, and this test fails when the C side says something else: a trampoline for a hook
- * the enum lacks or the other way round, another id, a child hook that enters Java, a table of another size, or a
- * plugin mask with a bit no hook of the enum has.
+ * The shim lists its hooks once (native/src/shim.h, SHIM_HOOKS: id, name, C parameters, arguments, kind) and its build
+ * (native/Makefile) names the vendors' masks; {@link Hook} is the one list on the Java side, and this test fails when
+ * the C side says something else: a hook the enum lacks or the other way round, another id, a child hook that enters
+ * Java, a table of another size, or a plugin mask with a bit no hook of the enum has.
  */
 class ShimHookTableTest {
     private static final Path NATIVE = Path.of(System.getProperty("criugpu.native.dir", "../native"));
-    /** {@code [NAME] = (void *)t_name,} in the shim's trampoline table. */
-    private static final Pattern TABLE_ENTRY = Pattern.compile("\\[(\\w+)]\\s*=\\s*\\(void \\*\\)(\\w+)");
+    /** {@code X(ID, NAME, (params), (args), KIND)} in SHIM_HOOKS; KIND is the last word before the closing parenthesis. */
+    private static final Pattern ENTRY = Pattern.compile("X\\((\\d+),\\s*(\\w+),(.*?),\\s*(JAVA|CHILD|SHIM)\\)", Pattern.DOTALL);
     /** {@code NAME_MASK = 0x...} in the Makefile. */
     private static final Pattern MASK = Pattern.compile("(?m)^(\\w+)_MASK\\s*=\\s*(0x[0-9a-fA-F]+)\\s*$");
+
+    private record Entry(int id, String kind) {
+    }
 
     private static String read(String relative) throws IOException {
         Path p = NATIVE.resolve(relative);
@@ -37,21 +41,15 @@ class ShimHookTableTest {
         return Files.readString(p);
     }
 
-    /** The shim's trampoline table: hook name to the C function that serves it. */
-    private static Map<String, String> trampolines(String shim) {
-        Matcher block = Pattern.compile("trampolines\\[MAX_HOOKS]\\s*=\\s*\\{(.*?)};", Pattern.DOTALL).matcher(shim);
-        assertTrue(block.find(), "no trampolines[MAX_HOOKS] table in criu_gpu_shim.c");
-        Map<String, String> table = new LinkedHashMap<>();
-        for (Matcher m = TABLE_ENTRY.matcher(block.group(1)); m.find(); ) table.put(m.group(1), m.group(2));
-        return table;
-    }
-
-    private static int cConstant(String source, String name) {
-        Matcher m = Pattern.compile("\\b" + name + "\\s*=\\s*(\\d+)").matcher(source);
-        assertTrue(m.find(), "no " + name + " = N in criu_gpu_shim.c");
-        int value = Integer.parseInt(m.group(1));
-        assertFalse(m.find(), name + " defined twice in criu_gpu_shim.c");
-        return value;
+    /** The entries of shim.h's SHIM_HOOKS, by name. */
+    private static Map<String, Entry> shimHooks(String header) {
+        Matcher block = Pattern.compile("#define SHIM_HOOKS\\(X\\)(.*?)\\n\\n", Pattern.DOTALL).matcher(header);
+        assertTrue(block.find(), "no #define SHIM_HOOKS(X) in shim.h");
+        Map<String, Entry> hooks = new LinkedHashMap<>();
+        for (Matcher m = ENTRY.matcher(block.group(1)); m.find(); ) {
+            assertNull(hooks.put(m.group(2), new Entry(Integer.parseInt(m.group(1)), m.group(4))), m.group(2) + " listed twice");
+        }
+        return hooks;
     }
 
     private static int define(String header, String name) {
@@ -61,22 +59,18 @@ class ShimHookTableTest {
     }
 
     @Test
-    void theShimsTrampolinesAreTheEnumsHooksWithTheSameIds() throws IOException {
-        String shim = read("src/criu_gpu_shim.c");
-        Map<String, String> table = trampolines(shim);
-        assertEquals(Arrays.stream(Hook.values()).map(Hook::name).sorted().toList(),
-                table.keySet().stream().sorted().toList(), "hooks in the shim's trampoline table vs dev.criugpu.api.Hook");
+    void theShimsHooksAreTheEnumsHooksWithTheSameIdsAndContexts() throws IOException {
+        Map<String, Entry> hooks = shimHooks(read("src/shim.h"));
+        assertEquals(Arrays.stream(Hook.values()).map(Hook::name).sorted().toList(), hooks.entrySet().stream()
+                        .filter(e -> !e.getValue().kind().equals("SHIM")).map(Map.Entry::getKey).sorted().toList(),
+                "the Java and child hooks of shim.h's SHIM_HOOKS vs dev.criugpu.api.Hook");
         for (Hook h : Hook.values()) {
-            assertEquals(h.id, cConstant(shim, h.name()), "criu's id of " + h + " in criu_gpu_shim.c");
-            String fn = table.get(h.name());
-            Matcher body = Pattern.compile("\\b" + fn + "\\s*\\([^)]*\\)\\s*(FORWARD\\((\\w+),)?").matcher(shim);
-            assertTrue(body.find(), "no definition of " + fn + " in criu_gpu_shim.c");
-            if (h.context == Hook.Context.MAIN) {
-                assertEquals(h.name(), body.group(2), fn + " must forward " + h + " to Java");
-            } else {
-                assertEquals(null, body.group(2), fn + " runs in a forked child and must not enter Java");
-            }
+            Entry e = hooks.get(h.name());
+            assertEquals(h.id, e.id(), "criu's id of " + h + " in shim.h");
+            assertEquals(h.context == Hook.Context.MAIN ? "JAVA" : "CHILD", e.kind(),
+                    h + (h.context == Hook.Context.MAIN ? " must forward to Java" : " runs in a forked child and must not enter Java"));
         }
+        assertEquals(new Entry(12, "SHIM"), hooks.get("POST_FORKING"), "the shim's own hook, where a restore's JVM starts");
     }
 
     @Test
@@ -84,7 +78,9 @@ class ShimHookTableTest {
         String header = read("src/criu_gpu_shim.h");
         assertEquals(Hook.TABLE_SLOTS, define(header, "CRIU_GPU_TABLE_SLOTS"));
         assertEquals(Hook.EXIT_SLOT, define(header, "CRIU_GPU_EXIT_SLOT"));
-        assertEquals(Hook.EXIT_SLOT, cConstant(read("src/criu_gpu_shim.c"), "MAX_HOOKS"));
+        Matcher max = Pattern.compile("\\bMAX_HOOKS\\s*=\\s*(\\d+)").matcher(read("src/shim.h"));
+        assertTrue(max.find(), "no MAX_HOOKS = N in shim.h");
+        assertEquals(Hook.EXIT_SLOT, Integer.parseInt(max.group(1)));
     }
 
     @Test

@@ -141,11 +141,12 @@ final class AgentWatch {
             }
             try {
                 RestoreThreads.MaskReturn r = RestoreThreads.PTRACE.giveBackMask(b.pid(), b.tid(), b.savedMask(),
-                        System.nanoTime() + timeoutMs * 1_000_000);
+                        t == null ? -1 : t.startTime(), System.nanoTime() + timeoutMs * 1_000_000);
                 say("pid " + b.pid() + ": restore thread " + b.tid() + switch (r) {
                     case GIVEN_BACK -> " has its signal mask " + Long.toHexString(b.savedMask()) + " back";
                     case CHANGED_BY_ITSELF -> " set another signal mask itself meanwhile; left as it is";
                     case DID_NOT_STOP -> " did not stop within " + timeoutMs + " ms to get its signal mask back";
+                    case NOT_ITS_THREAD -> " is no longer a thread of it (the id was taken again); left alone";
                 });
                 if (r == RestoreThreads.MaskReturn.DID_NOT_STOP) left++;
             } catch (CriuException e) {

@@ -96,21 +96,27 @@ public final class RestoreThreads implements RestoreThreadControl {
         /** It had set another mask itself meanwhile, which is left alone. */
         CHANGED_BY_ITSELF,
         /** It did not stop by the deadline (still inside a call): it stays traced until this process ends. */
-        DID_NOT_STOP
+        DID_NOT_STOP,
+        /** The thread id is no longer a thread of that process (it ended and the id was taken again): left alone. */
+        NOT_ITS_THREAD
     }
 
     /**
      * Once criu is gone: gives a restore thread that criu left running with {@link #ALL_BUT_SIGTRAP} blocked its
      * mask from before the dump back. Traces that one thread for the moment it takes (seize, interrupt, set the
-     * mask, detach), from the calling thread, which must not be one criu seized with.
+     * mask, detach), from the calling thread, which must not be one criu seized with. Whether {@code tid} is still a
+     * thread of the process {@code pid} that started at {@code startTime} (clock ticks; -1 unknown) is checked once
+     * it is stopped, when neither can change: ids are reused once their thread has ended.
      */
-    public MaskReturn giveBackMask(int pid, int tid, long savedMask, long deadlineNanos) {
+    public MaskReturn giveBackMask(int pid, int tid, long savedMask, long startTime, long deadlineNanos) {
         Woken w = new Woken(pid, tid, savedMask);
+        if (!threadOf(pid, tid, startTime)) return MaskReturn.NOT_ITS_THREAD; // then nothing foreign is even seized
         try (Arena arena = Arena.ofConfined()) {
             ptrace(libc_h.PTRACE_SEIZE, pid, tid, 0, MemorySegment.NULL, "PTRACE_SEIZE");
             ptrace(libc_h.PTRACE_INTERRUPT, pid, tid, 0, MemorySegment.NULL, "PTRACE_INTERRUPT");
             if (!awaitInterruptStop(w, deadlineNanos, arena.allocate(JAVA_INT))) return MaskReturn.DID_NOT_STOP;
             try {
+                if (!threadOf(pid, tid, startTime)) return MaskReturn.NOT_ITS_THREAD; // taken between check and seize
                 MemorySegment mask = arena.allocate(JAVA_LONG);
                 ptrace(libc_h.PTRACE_GETSIGMASK, pid, tid, libc_h.KERNEL_SIGSET_SIZE, mask, "PTRACE_GETSIGMASK");
                 if (mask.get(JAVA_LONG, 0) != BLOCKED_WHILE_WOKEN) return MaskReturn.CHANGED_BY_ITSELF;
@@ -121,6 +127,11 @@ public final class RestoreThreads implements RestoreThreadControl {
                 libc_h.ptrace(libc_h.PTRACE_DETACH, tid, MemorySegment.NULL, MemorySegment.NULL);
             }
         }
+    }
+
+    private static boolean threadOf(int pid, int tid, long startTime) {
+        return java.nio.file.Files.isDirectory(java.nio.file.Path.of("/proc/" + pid + "/task/" + tid))
+                && (startTime < 0 || dev.criugpu.api.sys.ProcStat.alive(pid, startTime));
     }
 
     /** Waits for the stop our PTRACE_INTERRUPT asked for; false when the deadline passed first. */

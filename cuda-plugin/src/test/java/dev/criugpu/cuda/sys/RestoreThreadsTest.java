@@ -164,7 +164,7 @@ public class RestoreThreadsTest {
         assertEquals(RestoreThreads.BLOCKED_WHILE_WOKEN, sigBlk(pid), Long.toHexString(sigBlk(pid)));
 
         assertEquals(RestoreThreads.MaskReturn.GIVEN_BACK,
-                RestoreThreads.PTRACE.giveBackMask(pid, pid, SIGUSR1_BIT, System.nanoTime() + 10_000_000_000L));
+                RestoreThreads.PTRACE.giveBackMask(pid, pid, SIGUSR1_BIT, -1, System.nanoTime() + 10_000_000_000L));
         assertEquals(SIGUSR1_BIT, sigBlk(pid));
         assertTrue(Files.readString(Path.of("/proc/" + pid + "/status")).contains("TracerPid:\t0\n"), "detached");
         // running again, not stopped: right after the detach it may still be on its way back into its sleep ('R')
@@ -182,8 +182,35 @@ public class RestoreThreadsTest {
         setMaskFromOutside(pid, own, arena);
 
         assertEquals(RestoreThreads.MaskReturn.CHANGED_BY_ITSELF,
-                RestoreThreads.PTRACE.giveBackMask(pid, pid, SIGUSR1_BIT, System.nanoTime() + 10_000_000_000L));
+                RestoreThreads.PTRACE.giveBackMask(pid, pid, SIGUSR1_BIT, -1, System.nanoTime() + 10_000_000_000L));
         assertEquals(own, sigBlk(pid));
+        assertTrue(Files.readString(Path.of("/proc/" + pid + "/status")).contains("TracerPid:\t0\n"), "detached");
+        });
+    }
+
+    /** After criu is gone a thread id may belong to another process, or the pid to another start: both are left alone. */
+    @Test
+    @Timeout(value = 30, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+    void giveBackMaskLeavesAThreadIdThatIsNoLongerThatProcesssAlone() throws Exception {
+        onSleeper((pid, arena) -> {
+        setMaskFromOutside(pid, ~(1L << (libc_h.SIGTRAP - 1)), arena); // what wake blocks
+        long start = ProcStat.of(pid).orElseThrow().startTime();
+        assertEquals(RestoreThreads.MaskReturn.NOT_ITS_THREAD,
+                RestoreThreads.PTRACE.giveBackMask(pid, pid, SIGUSR1_BIT, start + 1, System.nanoTime() + 10_000_000_000L),
+                "the pid started at another time: another process");
+        assertEquals(RestoreThreads.BLOCKED_WHILE_WOKEN, sigBlk(pid), "its mask was changed");
+        Process other = new ProcessBuilder("sleep", "60").start();
+        try {
+            int tid = (int) other.pid();
+            long before = sigBlk(tid);
+            assertEquals(RestoreThreads.MaskReturn.NOT_ITS_THREAD,
+                    RestoreThreads.PTRACE.giveBackMask(pid, tid, SIGUSR1_BIT, start, System.nanoTime() + 10_000_000_000L),
+                    "a thread id of another process");
+            assertEquals(before, sigBlk(tid));
+            assertTrue(Files.readString(Path.of("/proc/" + tid + "/status")).contains("TracerPid:\t0\n"), "detached");
+        } finally {
+            other.destroyForcibly().waitFor();
+        }
         assertTrue(Files.readString(Path.of("/proc/" + pid + "/status")).contains("TracerPid:\t0\n"), "detached");
         });
     }

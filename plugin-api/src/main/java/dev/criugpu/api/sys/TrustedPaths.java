@@ -13,7 +13,7 @@ import java.util.Map;
 
 /**
  * Whether a file is safe for criu, running as root, to execute or load (DESIGN rule 11): the rules the shim applies
- * to what it hands the JVM (native/src/criu_gpu_shim.c, open_trusted). The path is walked as given, one component at
+ * to what it hands the JVM (native/src/shim_trust.c, open_trusted). The path is walked as given, one component at
  * a time: / and every directory, every symlink on the way (and, walked the same way, its target) and the regular file
  * at the end must belong to root (or to the user criu runs as) and be writable by no one else; a root-owned sticky
  * directory (/tmp) is fine, since only root can replace what root put there. Once that holds, no one else can change

@@ -1,0 +1,81 @@
+/*
+ * The shim's parts, one job each: shim_main.c (criu's plugin descriptor, its hooks, init and exit), shim_jvm.c (the JVM
+ * in criu: its options, start and Bootstrap, the early helper), shim_trust.c (what root may load), shim_restore.c (the
+ * restore probe, the area shared with criu's children and their plan). Internal to the plugin: nothing here is exported.
+ */
+#ifndef SHIM_H
+#define SHIM_H
+
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "criu_gpu_shim.h"
+
+/* Facts from criu-plugin.h (not included: the shim builds without libcriu-dev); SHIM_* come from the Makefile. */
+enum { STAGE_DUMP = 0, STAGE_PRE_DUMP = 1, STAGE_RESTORE = 2, LOG_ERROR = 1, LOG_WARN = 2, LOG_INFO = 3, LOG_DEBUG = 4 };
+
+/*
+ * The hooks the shim hands criu, the one list of them: X(criu's id, name, C parameters, arguments, kind). JAVA: served
+ * by the Java stub in criu's main process (shim_main.c makes the trampoline); CHILD: called in criu's forked children,
+ * served from the plan Java wrote (shim_restore.c, DESIGN rule 1); SHIM: the shim's own (shim_restore.c). criu gets
+ * the JAVA and CHILD hooks of this vendor's SHIM_HOOK_MASK, and the SHIM ones where it has them.
+ */
+#define SHIM_HOOKS(X)                                                                                                  \
+	X(2, DUMP_EXT_FILE, (int fd, int id), (fd, id), JAVA)                                                          \
+	X(3, RESTORE_EXT_FILE, (int id), (id), CHILD)                                                                  \
+	X(7, HANDLE_DEVICE_VMA, (int fd, const struct stat *st), (fd, st), JAVA)                                       \
+	X(8, UPDATE_VMA_MAP, (const char *path, uint64_t addr, uint64_t old_pgoff, uint64_t *new_pgoff, int *plugin_fd), \
+	  (path, addr, old_pgoff, new_pgoff, plugin_fd), CHILD)                                                        \
+	X(9, RESUME_DEVICES_LATE, (int pid), (pid), JAVA)                                                              \
+	X(10, PAUSE_DEVICES, (int pid), (pid), JAVA)                                                                   \
+	X(11, CHECKPOINT_DEVICES, (int pid), (pid), JAVA)                                                              \
+	X(12, POST_FORKING, (void), (), SHIM)
+
+#define SHIM_HOOK_ID(ID, NAME, PARAMS, ARGS, KIND) NAME = ID,
+enum { SHIM_HOOKS(SHIM_HOOK_ID) MAX_HOOKS = 15, FALLBACK_HOOK_COUNT = 12 /* criu 4.0 */ };
+#define SHIM_HOOK_DECLARE(ID, NAME, PARAMS, ARGS, KIND) SHIM_DECLARE_##KIND(NAME, PARAMS)
+#define SHIM_DECLARE_JAVA(NAME, PARAMS)
+#define SHIM_DECLARE_CHILD(NAME, PARAMS) int t_##NAME PARAMS;
+#define SHIM_DECLARE_SHIM(NAME, PARAMS) int t_##NAME PARAMS;
+SHIM_HOOKS(SHIM_HOOK_DECLARE)
+
+struct shim_state {
+	bool enabled, java_ready; /* the gate said yes; Bootstrap filled the hook table */
+	bool java_deferred, listed; /* a restore's JVM starts at POST_FORKING; inventory.img lists this plugin */
+	bool pinned, exit_handler; /* this library is never unloaded; exit_status_handler is registered */
+	pid_t criu_pid;           /* criu's main process and thread; any other pid is a forked child */
+	int criu_hook_count;
+	struct criu_gpu_services *svc; /* private_services, or on a restore the head of the area shared with children */
+	uint32_t *plan_state;          /* in that area: PLAN_*, for children waiting on criu's JVM */
+	void *java_table[CRIU_GPU_TABLE_SLOTS];
+	char plugin_dir[PATH_MAX];
+};
+extern struct shim_state g;
+extern struct criu_gpu_services private_services;
+
+__attribute__((format(printf, 2, 3))) void shim_log(unsigned int level, const char *fmt, ...);
+
+/* shim_jvm.c */
+void block_criu_signals(sigset_t *old);
+void own_fs(void);
+void flush_jvm_output(void);
+double ms_since(struct timespec *t);
+const char *launch_helper(void);
+int start_java(bool park, const char *helper);
+
+/* shim_trust.c */
+int open_trusted(const char *path, char *why, size_t len);
+int check_trusted(const char *path, char *why, size_t len);
+
+/* shim_restore.c */
+struct criu_gpu_services *shared_services(void);
+int probe_restore(void);
+void defer_java(struct criu_gpu_services *shared);
+
+#endif
