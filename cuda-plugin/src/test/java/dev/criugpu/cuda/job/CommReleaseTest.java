@@ -26,6 +26,7 @@ class CommReleaseTest {
     private static final Path ROOT = Path.of("/dev/shm/criu-gpu");
     private Process job;
     private final List<Long> ranks = new ArrayList<>();
+    private boolean createdRoot;
 
     /**
      * A rank: a shell that names itself as PyTorch's NCCL watchdog thread; with {@code answer}, it then does what
@@ -61,6 +62,14 @@ class CommReleaseTest {
         job.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
         job.destroyForcibly();
         for (long r : ranks) deleteTree(ROOT.resolve(Long.toString(r)));
+        if (createdRoot) {
+            // left as the tests made it (0755, this user's), it would keep other users' ranks out of it
+            try {
+                Files.deleteIfExists(ROOT);
+            } catch (java.nio.file.DirectoryNotEmptyException e) {
+                // a real job's directory is in it now: it stays
+            }
+        }
     }
 
     private static void deleteTree(Path dir) throws IOException {
@@ -72,7 +81,10 @@ class CommReleaseTest {
     }
 
     private Path controlDir(long pid) throws IOException {
-        Files.createDirectories(ROOT);
+        if (!Files.exists(ROOT)) {
+            Files.createDirectory(ROOT);
+            createdRoot = true;
+        }
         Path d = ROOT.resolve(Long.toString(pid));
         Files.createDirectory(d, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         return d;
@@ -115,7 +127,6 @@ class CommReleaseTest {
         Path other = controlDir(ranks.getFirst());
         Files.setAttribute(other, "unix:uid", 65534);
         Path target = Files.createTempDirectory("criu-gpu-link");
-        Files.createDirectories(ROOT);
         Files.createSymbolicLink(ROOT.resolve(Long.toString(ranks.get(1))), target);
         try {
             assertFalse(CommRelease.optedIn(PROC, ranks.getFirst().intValue()), "owned by another user");
