@@ -14,8 +14,8 @@ store and DDP goes on with it. A rank that is never asked costs one tiny all-red
 
 What is exchanged with the plugin: the directory /dev/shm/criu-gpu/PID (PID as the rank sees itself, mode 0700, the
 rank's own): the plugin creates `request` in it, the rank writes `released` once its communicators are gone and
-goes on once `request` is removed again (criu's exit removes it; should criu be killed before that, remove it by hand:
-rm /dev/shm/criu-gpu/*/request). Only the default process group is released and made again: a job that made
+goes on once `request` is removed again: criu's exit removes it before the tree runs again; should criu be killed
+first, the rank goes on by itself CRIU_GPU_RELEASE_WAIT_S seconds (default 900) after its release. Only the default process group is released and made again: a job that made
 groups of its own (dist.new_group) must not use this. Logs go to stderr, one line each.
 """
 import os
@@ -121,7 +121,16 @@ class _Release:
         _say(f"rank {self.rank}: NCCL communicators released for a checkpoint in {time.monotonic() - t0:.2f} s"
              + (f" ({left} of PyTorch's NCCL threads still running: the dump will be refused)" if left else ""))
         request = os.path.join(self.dir, "request")
+        limit = float(os.environ.get("CRIU_GPU_RELEASE_WAIT_S", "900"))
         while os.path.exists(request):
+            # criu's exit removes it before the tree runs again; still there this long after, criu was killed
+            if time.monotonic() - t0 > limit:
+                _say(f"rank {self.rank}: no dump ended within {limit:.0f} s of the release (criu killed?): going on")
+                try:
+                    os.unlink(request)
+                except FileNotFoundError:
+                    pass
+                break
             time.sleep(0.02)
         t1 = time.monotonic()
         try:

@@ -1,0 +1,5 @@
+_default_store = None
+
+
+def _get_default_store():
+    return _default_store
