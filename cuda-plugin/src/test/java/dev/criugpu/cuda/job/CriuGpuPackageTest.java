@@ -93,6 +93,7 @@ class CriuGpuPackageTest {
 
     /** The job's two ranks on the stand-in torch, each past step 20; its output goes to the returned log. */
     private Path startJob(Path dir, String releaseWaitSeconds) throws Exception {
+        assumeTrue(python3(), "python3 is not installed: the criu_gpu package's test cannot run");
         rootExisted = Files.exists(ROOT);
         Path log = dir.resolve("job.log");
         Files.createDirectories(dir.resolve("stub"));
@@ -113,7 +114,6 @@ class CriuGpuPackageTest {
     @Test
     @Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void ranksWhoseDumpNeverEndsGoOnByThemselves(@TempDir Path dir) throws Exception {
-        assumeTrue(python3(), "python3 is not installed: the criu_gpu package's test cannot run");
         Path log = startJob(dir, "2");
         CommRelease release = CommRelease.ask(PROC, (int) job.pid(), 20_000);
         assertEquals(2, release.pids().size(), out(log));
@@ -129,7 +129,6 @@ class CriuGpuPackageTest {
     @Test
     @Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void ranksReleaseTheirGroupForTheDumpAndMakeANewOneAfterIt(@TempDir Path dir) throws Exception {
-        assumeTrue(python3(), "python3 is not installed: the criu_gpu package's test cannot run");
         Path log = startJob(dir, "900");
         CommRelease release = CommRelease.ask(PROC, (int) job.pid(), 20_000);
         assertEquals(ranks.stream().sorted().toList(), release.pids().stream().sorted().toList(), out(log));
