@@ -1,0 +1,383 @@
+#!/usr/bin/env python3
+"""One CUDA feature per run, through the driver API (libcuda via ctypes, no toolkit needed), for the feature zoo
+(cases_zoo.sh). The program sets the feature up once with a known byte pattern, then every --tick-ms moves the
+pattern through the feature's path (copies, peer copies, mapped host memory, a pool...) into a result buffer, reads
+it back and compares:
+
+    [z PID] ready feature=NAME gpus=N
+    [z PID] tick N ok                 the result equals the pattern
+    [z PID] tick N BAD <what>         it does not
+    [z PID] error <call> <code>       a driver call failed (exit 3)
+
+so a restored process that goes on printing "ok" restores bit-identical. SIGTERM ends it with "exit ticks=N bad=B".
+
+usage: cuda_zoo.py FEATURE [--mib N] [--tick-ms N]
+"""
+import argparse
+import ctypes as C
+import hashlib
+import mmap
+import os
+import signal
+import sys
+import time
+
+CU_MEMHOSTALLOC_PORTABLE = 0x01
+CU_MEMHOSTALLOC_DEVICEMAP = 0x02
+CU_MEMHOSTREGISTER_PORTABLE = 0x01
+CU_MEMHOSTREGISTER_DEVICEMAP = 0x02
+CU_MEM_ATTACH_GLOBAL = 0x1
+CU_MEM_ALLOCATION_TYPE_PINNED = 1
+CU_MEM_LOCATION_TYPE_DEVICE = 1
+CU_MEM_HANDLE_TYPE_NONE = 0
+CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1
+CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3
+
+cu = C.CDLL("libcuda.so.1")
+TAG = f"[z {os.getpid()}]"
+
+
+def say(text):
+    print(f"{TAG} {text}", flush=True)
+
+
+def check(name, *args):
+    rc = getattr(cu, name)(*args)
+    if rc != 0:
+        say(f"error {name} {rc}")
+        sys.exit(3)
+
+
+class Location(C.Structure):
+    _fields_ = [("type", C.c_int), ("id", C.c_int)]
+
+
+class AllocFlags(C.Structure):
+    _fields_ = [("compressionType", C.c_ubyte), ("gpuDirectRDMACapable", C.c_ubyte), ("usage", C.c_ushort),
+                ("reserved", C.c_ubyte * 4)]
+
+
+class AllocationProp(C.Structure):   # CUmemAllocationProp
+    _fields_ = [("type", C.c_int), ("requestedHandleTypes", C.c_int), ("location", Location),
+                ("win32HandleMetaData", C.c_void_p), ("allocFlags", AllocFlags)]
+
+
+class AccessDesc(C.Structure):       # CUmemAccessDesc
+    _fields_ = [("location", Location), ("flags", C.c_int)]
+
+
+class PoolProps(C.Structure):        # CUmemPoolProps
+    _fields_ = [("allocType", C.c_int), ("handleTypes", C.c_int), ("location", Location),
+                ("win32SecurityAttributes", C.c_void_p), ("maxSize", C.c_size_t), ("usage", C.c_ushort),
+                ("reserved", C.c_ubyte * 54)]
+
+
+class Gpu:
+    def __init__(self, ordinal):
+        self.dev = C.c_int()
+        check("cuDeviceGet", C.byref(self.dev), ordinal)
+        self.ctx = C.c_void_p()
+        check("cuDevicePrimaryCtxRetain", C.byref(self.ctx), self.dev)
+        self.ordinal = ordinal
+
+    def current(self):
+        check("cuCtxSetCurrent", self.ctx)
+        return self
+
+    def alloc(self, size):
+        self.current()
+        p = C.c_uint64()
+        check("cuMemAlloc_v2", C.byref(p), C.c_size_t(size))
+        return p.value
+
+
+def gpus(n):
+    count = C.c_int()
+    check("cuDeviceGetCount", C.byref(count))
+    if count.value < n:
+        say(f"error needs {n} GPUs, sees {count.value}")
+        sys.exit(2)
+    return [Gpu(i) for i in range(n)]
+
+
+def h2d(dst, host, size):
+    check("cuMemcpyHtoD_v2", C.c_uint64(dst), host, C.c_size_t(size))
+
+
+def d2h(host, src, size):
+    check("cuMemcpyDtoH_v2", host, C.c_uint64(src), C.c_size_t(size))
+
+
+def d2d(dst, src, size):   # unified addressing: any two device (or mapped host) pointers, same or other GPU
+    check("cuMemcpyDtoD_v2", C.c_uint64(dst), C.c_uint64(src), C.c_size_t(size))
+    check("cuCtxSynchronize")
+
+
+def vmm_alloc(gpu, size, handle_type, access_gpus):
+    gpu.current()
+    prop = AllocationProp(type=CU_MEM_ALLOCATION_TYPE_PINNED, requestedHandleTypes=handle_type,
+                          location=Location(CU_MEM_LOCATION_TYPE_DEVICE, gpu.dev.value))
+    gran = C.c_size_t()
+    check("cuMemGetAllocationGranularity", C.byref(gran), C.byref(prop), 0)
+    size = (size + gran.value - 1) // gran.value * gran.value
+    handle = C.c_uint64()
+    check("cuMemCreate", C.byref(handle), C.c_size_t(size), C.byref(prop), C.c_uint64(0))
+    ptr = C.c_uint64()
+    check("cuMemAddressReserve", C.byref(ptr), C.c_size_t(size), C.c_size_t(0), C.c_uint64(0), C.c_uint64(0))
+    check("cuMemMap", ptr, C.c_size_t(size), C.c_size_t(0), handle, C.c_uint64(0))
+    descs = (AccessDesc * len(access_gpus))(*[AccessDesc(Location(CU_MEM_LOCATION_TYPE_DEVICE, g.dev.value),
+                                                         CU_MEM_ACCESS_FLAGS_PROT_READWRITE) for g in access_gpus])
+    check("cuMemSetAccess", ptr, C.c_size_t(size), descs, C.c_size_t(len(access_gpus)))
+    return ptr.value, handle
+
+
+class Feature:
+    """setup() puts the pattern somewhere; step() moves it into self.result (device memory of GPU 0) and returns
+    the bytes read back."""
+    ngpus = 1
+
+    def __init__(self, size, pattern):
+        self.size, self.pattern = size, pattern
+        self.g = gpus(self.ngpus)
+        self.host = C.create_string_buffer(pattern, size)
+        self.back = C.create_string_buffer(size)
+        self.result = self.g[0].alloc(size)
+        self.setup()
+
+    def setup(self):
+        self.src = self.g[0].alloc(self.size)
+        h2d(self.src, self.host, self.size)
+
+    def move(self):
+        d2d(self.result, self.src, self.size)
+
+    def step(self):
+        self.g[0].current()
+        check("cuMemsetD8_v2", C.c_uint64(self.result), C.c_ubyte(0), C.c_size_t(self.size))
+        self.move()
+        self.g[0].current()
+        d2h(self.back, self.result, self.size)
+        return self.back.raw
+
+
+class Idle(Feature):
+    """a context with memory, doing nothing between checks"""
+
+
+class TwoGpus(Feature):
+    """contexts on two GPUs, no peer access: the pattern goes GPU 1 -> host -> GPU 0"""
+    ngpus = 2
+
+    def setup(self):
+        self.src = self.g[1].alloc(self.size)
+        h2d(self.src, self.host, self.size)
+        self.stage = C.create_string_buffer(self.size)
+
+    def move(self):
+        self.g[1].current()
+        d2h(self.stage, self.src, self.size)
+        self.g[0].current()
+        h2d(self.result, self.stage, self.size)
+
+
+class Peer(TwoGpus):
+    """peer access enabled both ways (as XLA does at start), then direct GPU 1 -> GPU 0 copies"""
+
+    def setup(self):
+        self.g[0].current()
+        check("cuCtxEnablePeerAccess", self.g[1].ctx, 0)
+        self.g[1].current()
+        check("cuCtxEnablePeerAccess", self.g[0].ctx, 0)
+        self.src = self.g[1].alloc(self.size)
+        h2d(self.src, self.host, self.size)
+
+    def move(self):
+        self.g[0].current()
+        d2d(self.result, self.src, self.size)
+
+
+class PeerIdle(Peer):
+    """peer access enabled both ways, but every copy staged through the host"""
+
+    def move(self):
+        TwoGpus.move(self)
+
+    def setup(self):
+        Peer.setup(self)
+        self.stage = C.create_string_buffer(self.size)
+
+
+class Vmm(Feature):
+    """cuMemCreate + cuMemMap, access for GPU 0"""
+
+    def setup(self):
+        self.src, _ = vmm_alloc(self.g[0], self.size, CU_MEM_HANDLE_TYPE_NONE, self.g)
+        h2d(self.src, self.host, self.size)
+
+
+class VmmFd(Vmm):
+    """cuMemCreate with a POSIX fd handle type (exportable), never exported"""
+
+    def setup(self):
+        self.src, _ = vmm_alloc(self.g[0], self.size, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, self.g)
+        h2d(self.src, self.host, self.size)
+
+
+class VmmPeer(Feature):
+    """memory of GPU 1 made accessible to GPU 0 with cuMemSetAccess (no cuCtxEnablePeerAccess), read by GPU 0"""
+    ngpus = 2
+
+    def setup(self):
+        self.src, _ = vmm_alloc(self.g[1], self.size, CU_MEM_HANDLE_TYPE_NONE, self.g)
+        h2d(self.src, self.host, self.size)
+
+    def move(self):
+        self.g[0].current()
+        d2d(self.result, self.src, self.size)
+
+
+class Pinned(Feature):
+    """page-locked host memory from cuMemHostAlloc, mapped into the device, copied from by the GPU"""
+    flags = CU_MEMHOSTALLOC_DEVICEMAP
+
+    def setup(self):
+        self.g[0].current()
+        p = C.c_void_p()
+        check("cuMemHostAlloc", C.byref(p), C.c_size_t(self.size), C.c_uint(self.flags))
+        C.memmove(p, self.host, self.size)
+        self.src = self.device_pointer(p)
+
+    def device_pointer(self, p):
+        d = C.c_uint64()
+        check("cuMemHostGetDevicePointer_v2", C.byref(d), p, C.c_uint(0))
+        return d.value
+
+
+class PinnedPortable(Pinned):
+    """portable pinned memory with contexts on two GPUs; GPU 1 copies it into its memory, GPU 0 reads that"""
+    ngpus = 2
+    flags = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP
+
+    def setup(self):
+        Pinned.setup(self)
+        self.mid = self.g[1].alloc(self.size)
+        self.stage = C.create_string_buffer(self.size)
+
+    def move(self):
+        self.g[1].current()
+        d2d(self.mid, self.src, self.size)
+        d2h(self.stage, self.mid, self.size)
+        self.g[0].current()
+        h2d(self.result, self.stage, self.size)
+
+
+class HostRegistered(Feature):
+    """anonymous private memory registered with cuMemHostRegister, read through its device pointer"""
+    shared = False
+
+    def setup(self):
+        flags = mmap.MAP_SHARED if self.shared else mmap.MAP_PRIVATE
+        self.map = mmap.mmap(-1, self.size, flags=flags | mmap.MAP_ANONYMOUS)
+        self.map.write(self.pattern)
+        addr = C.addressof(C.c_char.from_buffer(self.map))
+        self.g[0].current()
+        check("cuMemHostRegister_v2", C.c_void_p(addr), C.c_size_t(self.size),
+              C.c_uint(CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE))
+        d = C.c_uint64()
+        check("cuMemHostGetDevicePointer_v2", C.byref(d), C.c_void_p(addr), C.c_uint(0))
+        self.src = d.value
+
+
+class HostRegisteredShared(HostRegistered):
+    """the same on MAP_SHARED anonymous memory"""
+    shared = True
+
+
+class Managed(Feature):
+    """cuMemAllocManaged"""
+
+    def setup(self):
+        self.g[0].current()
+        p = C.c_uint64()
+        check("cuMemAllocManaged", C.byref(p), C.c_size_t(self.size), C.c_uint(CU_MEM_ATTACH_GLOBAL))
+        h2d(p.value, self.host, self.size)
+        self.src = p.value
+
+
+class AsyncPool(Feature):
+    """stream-ordered allocation from the device's default pool (cudaMallocAsync), freed and made again each tick"""
+    handle_types = None
+
+    def setup(self):
+        self.g[0].current()
+        self.stream = C.c_void_p()
+        check("cuStreamCreate", C.byref(self.stream), C.c_uint(0))
+        self.pool = None
+        if self.handle_types is not None:
+            props = PoolProps(allocType=CU_MEM_ALLOCATION_TYPE_PINNED, handleTypes=self.handle_types,
+                              location=Location(CU_MEM_LOCATION_TYPE_DEVICE, self.g[0].dev.value))
+            self.pool = C.c_void_p()
+            check("cuMemPoolCreate", C.byref(self.pool), C.byref(props))
+        self.src = self.pool_alloc()
+        h2d(self.src, self.host, self.size)
+
+    def pool_alloc(self):
+        p = C.c_uint64()
+        if self.pool is None:
+            check("cuMemAllocAsync", C.byref(p), C.c_size_t(self.size), self.stream)
+        else:
+            check("cuMemAllocFromPoolAsync", C.byref(p), C.c_size_t(self.size), self.pool, self.stream)
+        check("cuStreamSynchronize", self.stream)
+        return p.value
+
+    def move(self):
+        tmp = self.pool_alloc()
+        d2d(tmp, self.src, self.size)
+        d2d(self.result, tmp, self.size)
+        check("cuMemFreeAsync", C.c_uint64(tmp), self.stream)
+        check("cuStreamSynchronize", self.stream)
+
+
+class AsyncPoolIpc(AsyncPool):
+    """the same from a pool created with a POSIX fd handle type (shareable, never shared)"""
+    handle_types = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+
+
+FEATURES = {
+    "idle": Idle, "two-gpus": TwoGpus, "peer": Peer, "peer-enabled-unused": PeerIdle, "vmm": Vmm, "vmm-fd": VmmFd,
+    "vmm-peer-access": VmmPeer, "pinned": Pinned, "pinned-portable-2gpu": PinnedPortable,
+    "host-registered": HostRegistered, "host-registered-shared": HostRegisteredShared, "managed": Managed,
+    "async-pool": AsyncPool, "async-pool-fd": AsyncPoolIpc,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("feature", choices=sorted(FEATURES))
+    ap.add_argument("--mib", type=int, default=64)
+    ap.add_argument("--tick-ms", type=int, default=50)
+    args = ap.parse_args()
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    check("cuInit", 0)
+    size = args.mib << 20
+    seed = hashlib.sha256(args.feature.encode()).digest()
+    pattern = (seed * (size // len(seed) + 1))[:size]
+    feature = FEATURES[args.feature](size, pattern)
+    say(f"ready feature={args.feature} gpus={feature.ngpus}")
+    tick, bad = 0, 0
+    while not stop:
+        got = feature.step()
+        tick += 1
+        if got == pattern:
+            say(f"tick {tick} ok")
+        else:
+            bad += 1
+            first = next(i for i in range(size) if got[i] != pattern[i])
+            say(f"tick {tick} BAD first difference at byte {first}")
+        time.sleep(args.tick_ms / 1000)
+    say(f"exit ticks={tick} bad={bad}")
+
+
+if __name__ == "__main__":
+    main()
