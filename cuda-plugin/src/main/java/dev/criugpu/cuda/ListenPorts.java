@@ -1,8 +1,10 @@
 package dev.criugpu.cuda;
 
 import dev.criugpu.api.sys.ImageFiles;
+import dev.criugpu.api.sys.NetNamespace;
 import dev.criugpu.api.sys.SyscallException;
 import dev.criugpu.api.sys.TcpTimeWait;
+import dev.criugpu.cuda.config.CriuCommandLine;
 import dev.criugpu.inventory.ListenSockets;
 import dev.criugpu.inventory.ListenSockets.Listen;
 import org.slf4j.Logger;
@@ -13,6 +15,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Frees the ports the restored job listens on from its own TIME_WAIT connections, before criu creates any task.
@@ -20,8 +23,10 @@ import java.util.List;
  * bind inet socket: Address already in use" on a rank's listener; its port held a TIME_WAIT entry of a connection the
  * listener's side had closed (NCCL's start-up), which carries the listener's own reuse setting (off), so criu's
  * SO_REUSEADDR/SO_REUSEPORT do not help; the same restore worked once the entry expired (60 s after the close).
- * Only the listen ports of an image restored into criu's own network namespace are touched; a TIME_WAIT entry only
- * guards against late segments of a connection that is over.
+ * Only the listen ports of an image restored into an existing network namespace are touched: criu's own, or the one
+ * {@code --join-ns net:...} names (the work runs there); under RPC the options are unknown and nothing is touched. A
+ * port that another socket listens on now is left alone: its TIME_WAIT entries are that listener's, and criu's bind
+ * fails there whatever they are. A TIME_WAIT entry only guards against late segments of a connection that is over.
  */
 final class ListenPorts {
     private static final Logger log = LoggerFactory.getLogger(ListenPorts.class);
@@ -29,7 +34,7 @@ final class ListenPorts {
     private ListenPorts() {
     }
 
-    static void free(Path imagesDir) {
+    static void free(Path imagesDir, CriuCommandLine criu) {
         List<Listen> listens;
         try {
             if (ImageFiles.list(imagesDir).stream().anyMatch(n -> n.startsWith("netns-"))) {
@@ -42,34 +47,71 @@ final class ListenPorts {
                     + "would fail the restore with \"Address already in use\"", e.getMessage());
             return;
         }
-        for (Listen l : listens) {
-            List<TcpTimeWait.Entry> blocking = new ArrayList<>();
-            try {
-                for (int family : families(l)) {
-                    for (TcpTimeWait.Entry e : TcpTimeWait.on(family, l.port())) {
-                        if (wildcard(l.address()) || Arrays.equals(e.local(), l.address())) blocking.add(e);
-                    }
-                }
-                for (TcpTimeWait.Entry e : blocking) TcpTimeWait.destroy(e);
-            } catch (SyscallException | IllegalStateException e) {
-                log.warn("port {}: {} TIME_WAIT connection(s) hold the port the restored job listens on and cannot be "
-                        + "removed ({}); criu's bind fails with \"Address already in use\" until they expire (60 s after "
-                        + "they closed)", l.port(), blocking.size(), e.getMessage());
-                continue;
-            }
-            if (!blocking.isEmpty()) {
-                log.info("port {}: removed {} TIME_WAIT connection(s) ({}) that would fail criu's bind of the restored "
-                        + "listener with \"Address already in use\"", l.port(), blocking.size(), blocking.getFirst());
-            }
+        if (listens.isEmpty()) return;
+        if (criu.rpc()) {
+            log.info("criu runs over RPC: the network namespace the job's {} listener(s) return to is unknown here, so no "
+                    + "TIME_WAIT connection on their ports is removed", listens.size());
+            return;
+        }
+        Optional<Path> netns = criu.joinNetNs();
+        if (netns.isEmpty()) {
+            listens.forEach(ListenPorts::free);
+            return;
+        }
+        try {
+            NetNamespace.run(netns.get(), () -> {
+                listens.forEach(ListenPorts::free);
+                return null;
+            });
+        } catch (SyscallException e) {
+            log.warn("cannot enter the network namespace {} the restore joins ({}); a TIME_WAIT connection on a port "
+                    + "the job listens on would fail the restore with \"Address already in use\"", netns.get(), e.getMessage());
         }
     }
 
-    /** A wildcard IPv6 listener also takes the port for IPv4. */
-    private static int[] families(Listen l) {
-        if (l.family() == TcpTimeWait.AF_INET6 && wildcard(l.address())) {
-            return new int[] {TcpTimeWait.AF_INET6, TcpTimeWait.AF_INET};
+    /** In the calling thread's network namespace. */
+    private static void free(Listen l) {
+        List<TcpTimeWait.Entry> blocking = new ArrayList<>();
+        try {
+            for (int family : FAMILIES) {
+                for (TcpTimeWait.Entry live : TcpTimeWait.listeners(family, l.port())) {
+                    if (overlaps(l.family(), l.address(), live.family(), live.local())) {
+                        log.warn("port {}: {} listens on it now, so criu cannot bind the restored listener there; its "
+                                + "TIME_WAIT connections are left alone", l.port(), live);
+                        return;
+                    }
+                }
+            }
+            for (int family : FAMILIES) {
+                for (TcpTimeWait.Entry e : TcpTimeWait.on(family, l.port())) {
+                    if (overlaps(l.family(), l.address(), e.family(), e.local())) blocking.add(e);
+                }
+            }
+            for (TcpTimeWait.Entry e : blocking) TcpTimeWait.destroy(e);
+        } catch (SyscallException | IllegalStateException e) {
+            log.warn("port {}: {} TIME_WAIT connection(s) hold the port the restored job listens on and cannot be "
+                    + "removed ({}); criu's bind fails with \"Address already in use\" until they expire (60 s after "
+                    + "they closed)", l.port(), blocking.size(), e.getMessage());
+            return;
         }
-        return new int[] {l.family()};
+        if (blocking.isEmpty()) {
+            log.debug("port {}: no TIME_WAIT connection holds it", l.port());
+        } else {
+            log.info("port {}: removed {} TIME_WAIT connection(s) ({}) that would fail criu's bind of the restored "
+                    + "listener with \"Address already in use\"", l.port(), blocking.size(), blocking.getFirst());
+        }
+    }
+
+    private static final int[] FAMILIES = {TcpTimeWait.AF_INET, TcpTimeWait.AF_INET6};
+
+    /**
+     * Whether a socket bound to {@code (family, address)} and one bound to {@code (otherFamily, other)} on the same
+     * port hold it against each other: the same family with equal addresses or either a wildcard; an IPv6 wildcard
+     * (without IPV6_V6ONLY, which the image does not tell) also takes the port for IPv4.
+     */
+    static boolean overlaps(int family, byte[] address, int otherFamily, byte[] other) {
+        if (family == otherFamily) return wildcard(address) || wildcard(other) || Arrays.equals(address, other);
+        return family == TcpTimeWait.AF_INET6 ? wildcard(address) : wildcard(other);
     }
 
     private static boolean wildcard(byte[] address) {

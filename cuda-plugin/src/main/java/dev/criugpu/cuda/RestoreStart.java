@@ -6,6 +6,7 @@ import dev.criugpu.api.Errno;
 import dev.criugpu.api.InventoryClaim;
 import dev.criugpu.api.plan.ChildPlan;
 import dev.criugpu.cuda.backend.CudaBackend;
+import dev.criugpu.cuda.config.CriuCommandLine;
 import dev.criugpu.cuda.config.PluginConfig;
 import dev.criugpu.cuda.gpu.GpuMemory;
 import dev.criugpu.cuda.gpu.NvidiaGpus;
@@ -49,8 +50,9 @@ final class RestoreStart {
             session.blockingError().ifPresent(why -> {
                 throw new CriuException(Errno.ENODEV, "CUDA restore refused, nothing was restored: " + why);
             });
-            // before criu forks the first task (the probe runs here, in a copy of criu, before that fork)
-            ListenPorts.free(dir);
+            // before criu forks the first task, once: in the probe (a copy of criu, before that fork), or here where
+            // no probe ran
+            if (!services.afterRestoreProbe()) ListenPorts.free(dir, CriuCommandLine.ofSelfOrDefault());
             if (services.restoreCheckOnly()) return CudaPhase.IDLE;
             Optional<ChildPlan> childPlan = images.inherited().map(entry -> {
                 ChildPlan plan = new ChildPlan("cuda");

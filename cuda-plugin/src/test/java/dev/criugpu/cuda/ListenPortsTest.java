@@ -1,6 +1,7 @@
 package dev.criugpu.cuda;
 
 import dev.criugpu.api.sys.TcpTimeWait;
+import dev.criugpu.cuda.config.CriuCommandLine;
 import dev.criugpu.inventory.ImageIO;
 import dev.criugpu.inventory.ImageMagic;
 import dev.criugpu.inventory.images.FileEntry;
@@ -22,6 +23,8 @@ import java.nio.file.Path;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /**
@@ -44,7 +47,7 @@ class ListenPortsTest {
         assertThrows(BindException.class, () -> bindAsCriu(port).close(), "a TIME_WAIT entry with reuse off blocks it");
 
         writeFilesImage(port);
-        ListenPorts.free(images);
+        ListenPorts.free(images, CriuCommandLine.UNKNOWN);
 
         assertEquals(List.of(), TcpTimeWait.on(TcpTimeWait.AF_INET, port));
         bindAsCriu(port).close();
@@ -55,8 +58,80 @@ class ListenPortsTest {
         int port = listenerPortLeftInTimeWait();
         writeFilesImage(port);
         Files.writeString(images.resolve("netns-11.img"), "");
-        ListenPorts.free(images);
+        ListenPorts.free(images, CriuCommandLine.UNKNOWN);
         assertEquals(1, TcpTimeWait.on(TcpTimeWait.AF_INET, port).size(), "criu restores that job in a new namespace");
+    }
+
+    @Test
+    void underRpcTheNamespaceIsUnknownAndNothingIsTouched() throws Exception {
+        int port = listenerPortLeftInTimeWait();
+        writeFilesImage(port, WILDCARD);
+        ListenPorts.free(images, CriuCommandLine.parse(List.of("criu", "swrk", "3")));
+        assertEquals(1, TcpTimeWait.on(TcpTimeWait.AF_INET, port).size());
+    }
+
+    @Test
+    void aPortAnotherSocketListensOnNowKeepsItsTimeWaitEntries() throws Exception {
+        Assumptions.assumeTrue(hasNetAdmin(), "NOT RUN: needs CAP_NET_ADMIN (the removal it must not do would work)");
+        int port = listenerPortLeftInTimeWait();
+        // 127.0.0.2 is on lo as well; a listener there does not collide with the entry on 127.0.0.1, but it does with
+        // the image's wildcard listener, whose bind criu cannot carry out here whatever this test removes
+        try (ServerSocketChannel other = ServerSocketChannel.open(java.net.StandardProtocolFamily.INET)) {
+            other.bind(new InetSocketAddress(InetAddress.getByAddress(new byte[] {127, 0, 0, 2}), port));
+            writeFilesImage(port, WILDCARD);
+            ListenPorts.free(images, CriuCommandLine.UNKNOWN);
+            assertEquals(1, TcpTimeWait.on(TcpTimeWait.AF_INET, port).size(), "another listener's port");
+        }
+    }
+
+    @Test
+    void withJoinNsTheEntriesOfThatNamespaceAreTheOnesLookedAt() throws Exception {
+        Assumptions.assumeTrue(hasNetAdmin(), "NOT RUN: removing a TIME_WAIT entry needs CAP_NET_ADMIN");
+        int port = listenerPortLeftInTimeWait();
+        writeFilesImage(port, LOOPBACK);
+        Process other = new ProcessBuilder("unshare", "--net", "cat").redirectErrorStream(true).start();
+        try {
+            Path otherNs = Path.of("/proc", Long.toString(other.pid()), "ns", "net");
+            Assumptions.assumeTrue(awaitOtherNamespace(other, otherNs), "NOT RUN: unshare --net did not make a network "
+                    + "namespace here (util-linux missing or no CAP_SYS_ADMIN)");
+            ListenPorts.free(images, CriuCommandLine.parse(List.of("criu", "restore", "--join-ns", "net:" + other.pid())));
+            assertEquals(1, TcpTimeWait.on(TcpTimeWait.AF_INET, port).size(), "this namespace's entry is not that one's");
+        } finally {
+            other.destroy();
+            other.waitFor();
+        }
+        ListenPorts.free(images, CriuCommandLine.parse(List.of("criu", "restore", "-J", "net:/proc/self/ns/net")));
+        assertEquals(List.of(), TcpTimeWait.on(TcpTimeWait.AF_INET, port), "joined by path: this namespace");
+    }
+
+    @Test
+    void whichBoundAddressesHoldAPortAgainstEachOther() {
+        byte[] any4 = new byte[4], lo4 = {127, 0, 0, 1}, lo4b = {127, 0, 0, 2}, any6 = new byte[16], lo6 = new byte[16];
+        lo6[15] = 1;
+        int v4 = TcpTimeWait.AF_INET, v6 = TcpTimeWait.AF_INET6;
+        assertTrue(ListenPorts.overlaps(v4, lo4, v4, lo4));
+        assertFalse(ListenPorts.overlaps(v4, lo4, v4, lo4b));
+        assertTrue(ListenPorts.overlaps(v4, any4, v4, lo4b));
+        assertTrue(ListenPorts.overlaps(v4, lo4, v4, any4));
+        assertTrue(ListenPorts.overlaps(v6, any6, v4, lo4), "an IPv6 wildcard takes IPv4 too");
+        assertTrue(ListenPorts.overlaps(v4, lo4, v6, any6), "and is taken by one");
+        assertFalse(ListenPorts.overlaps(v6, lo6, v4, lo4));
+        assertFalse(ListenPorts.overlaps(v4, lo4, v6, lo6));
+    }
+
+    /** Polls (bounded: 10 s) until the process runs in a network namespace other than this one's. */
+    private static boolean awaitOtherNamespace(Process p, Path ns) throws Exception {
+        String own = Files.readSymbolicLink(Path.of("/proc/self/ns/net")).toString();
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (System.nanoTime() < deadline && p.isAlive()) {
+            try {
+                if (!Files.readSymbolicLink(ns).toString().equals(own)) return true;
+            } catch (IOException e) {
+                // not there yet
+            }
+            Thread.sleep(5);
+        }
+        return false;
     }
 
     /** Whether CAP_NET_ADMIN (bit 12) is in this process's effective capabilities. */
@@ -93,12 +168,19 @@ class ListenPortsTest {
         return s;
     }
 
-    /** files.img as criu writes it for one 127.0.0.1 listener (address words read from network-order bytes). */
+    private static final byte[] LOOPBACK = {127, 0, 0, 1};
+    private static final byte[] WILDCARD = {0, 0, 0, 0};
+
     private void writeFilesImage(int port) throws Exception {
-        int loopback = ByteBuffer.wrap(new byte[] {127, 0, 0, 1}).order(java.nio.ByteOrder.nativeOrder()).getInt();
+        writeFilesImage(port, LOOPBACK);
+    }
+
+    /** files.img as criu writes it for one IPv4 listener (address words read from network-order bytes). */
+    private void writeFilesImage(int port, byte[] address) throws Exception {
+        int word = ByteBuffer.wrap(address).order(java.nio.ByteOrder.nativeOrder()).getInt();
         FileEntry listen = FileEntry.newBuilder().setType(5).setId(7).setIsk(InetSkEntry.newBuilder().setId(7).setIno(99)
                 .setFamily(TcpTimeWait.AF_INET).setType(1).setProto(6).setState(10).setSrcPort(port).setDstPort(0)
-                .addSrcAddr(loopback)).build();
+                .addSrcAddr(word)).build();
         FileEntry other = FileEntry.newBuilder().setType(1).setId(8).build();
         ImageIO.writeEntries(images.resolve("files.img"), ImageMagic.FILES, List.of(other, listen));
     }

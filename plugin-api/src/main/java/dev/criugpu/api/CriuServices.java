@@ -27,11 +27,20 @@ public interface CriuServices {
 
     /**
      * This init runs in the shim's restore probe: a copy of criu, forked before criu forks anything, that exits after
-     * init (DESIGN rule 1). The plugin decides whether the restore can be carried out, and refuses it if not, but
-     * changes nothing outside its own process: no plan, no fdstore entries, no files. criu's own init runs again,
-     * for real, at POST_FORKING.
+     * init (DESIGN rule 1). The plugin decides whether the restore can be carried out, and refuses it if not; outside
+     * its own process it changes only what must be done before criu forks, once (the job's listen ports freed of
+     * TIME_WAIT entries): no plan, no fdstore entries, no files. criu's own init runs again, for real, at
+     * POST_FORKING ({@link #afterRestoreProbe}).
      */
     default boolean restoreCheckOnly() {
+        return false;
+    }
+
+    /**
+     * This restore init runs in criu after the restore probe ran the same init in check-only mode (DESIGN rule 1):
+     * what the probe did once outside its own process (such as freeing the job's listen ports) is done.
+     */
+    default boolean afterRestoreProbe() {
         return false;
     }
 

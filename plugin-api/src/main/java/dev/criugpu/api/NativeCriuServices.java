@@ -137,6 +137,12 @@ final class NativeCriuServices implements CriuServices {
         return (criu_gpu_services.flags(struct) & criu_gpu_services.FLAG_RESTORE_CHECK) != 0;
     }
 
+    /** The shim shares its plan region only with the init it runs at POST_FORKING, after the probe said yes. */
+    @Override
+    public boolean afterRestoreProbe() {
+        return stage == Stage.RESTORE && !restoreCheckOnly() && planRegion().isPresent();
+    }
+
     /** Whether the shim's struct is recent enough to have {@code field} (a pointer or a 64-bit number). */
     private boolean holds(String field) {
         return holds(field, 8);

@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
 
@@ -20,12 +21,12 @@ import java.util.Set;
  * defaults apply.
  */
 public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveStopped, OptionalInt timeoutSeconds,
-                              OptionalInt tree) {
+                              OptionalInt tree, Optional<Path> joinNetNs) {
     /** criu's default for --timeout (seconds). */
     public static final int DEFAULT_TIMEOUT_SECONDS = 10;
 
     private static final String SHORT_WITH_ARG = "tDorJWLM";
-    private static final List<String> TRACKED_LONG = List.of("leave-running", "leave-stopped", "timeout", "tree");
+    private static final List<String> TRACKED_LONG = List.of("leave-running", "leave-stopped", "timeout", "tree", "join-ns");
     /** criu long options with a required argument, so their value is not mistaken for an option. */
     private static final Set<String> LONG_WITH_ARG = Set.of("tree", "images-dir", "work-dir", "log-file", "timeout",
             "root", "pidfile", "action-script", "ext-mount-map", "external", "inherit-fd", "cgroup-root",
@@ -78,7 +79,7 @@ public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveSt
 
     /** No option known: criu's defaults. */
     public static final CriuCommandLine UNKNOWN = new CriuCommandLine(false, false, false, OptionalInt.empty(),
-            OptionalInt.empty());
+            OptionalInt.empty(), Optional.empty());
 
     /** criu's global config file (criu/Makefile: GLOBAL_CONFIG_DIR DEFAULT_CONFIG_FILENAME). */
     public static final Path GLOBAL_CONFIG = Path.of("/etc/criu/default.conf");
@@ -209,6 +210,7 @@ public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveSt
         boolean leaveStopped = false;
         OptionalInt timeout = OptionalInt.empty();
         OptionalInt tree = OptionalInt.empty();
+        Optional<Path> joinNetNs = Optional.empty();
         String command = null;
         for (int i = 1; i < argv.size(); i++) {
             String a = argv.get(i);
@@ -230,6 +232,9 @@ public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveSt
                     case "leave-stopped" -> leaveStopped = true;
                     case "timeout" -> timeout = OptionalInt.of(seconds(value));
                     case "tree" -> tree = pid(value);
+                    case "join-ns" -> {
+                        if (netNamespace(value).isPresent()) joinNetNs = netNamespace(value);
+                    }
                     default -> { }
                 }
             } else if (a.startsWith("-") && a.length() > 1) {
@@ -240,6 +245,7 @@ public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveSt
                         String value = c + 1 < a.length() ? a.substring(c + 1) : i + 1 < argv.size() ? argv.get(i + 1) : null;
                         if (c + 1 == a.length()) i++; // the argument is the next word
                         if (o == 't') tree = pid(value);
+                        if (o == 'J' && netNamespace(value).isPresent()) joinNetNs = netNamespace(value);
                         break;
                     }
                     if (o == 'R') leaveRunning = true;
@@ -250,7 +256,7 @@ public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveSt
             }
         }
         boolean rpc = "swrk".equals(command) || "service".equals(command);
-        return new CriuCommandLine(rpc, leaveRunning, leaveStopped, timeout, tree);
+        return new CriuCommandLine(rpc, leaveRunning, leaveStopped, timeout, tree, joinNetNs);
     }
 
     /** The tracked long option {@code name} stands for (exact or unambiguous prefix), or null. */
@@ -258,6 +264,21 @@ public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveSt
         if (TRACKED_LONG.contains(name)) return name;
         List<String> hits = TRACKED_LONG.stream().filter(t -> t.startsWith(name)).toList();
         return hits.size() == 1 && name.length() >= 3 ? hits.getFirst() : null;
+    }
+
+    /**
+     * The network namespace of a {@code --join-ns NS:{PID|FILE}[,OPTIONS]} value whose NS is "net": /proc/PID/ns/net
+     * or the file; empty for other namespaces and for values criu itself refuses.
+     */
+    private static Optional<Path> netNamespace(String value) {
+        if (value == null || !value.startsWith("net:")) return Optional.empty();
+        String target = value.substring(4);
+        int comma = target.indexOf(',');
+        if (comma >= 0) target = target.substring(0, comma);
+        if (target.isEmpty()) return Optional.empty();
+        if (target.startsWith("/")) return Optional.of(Path.of(target));
+        OptionalInt pid = pid(target);
+        return pid.isPresent() ? Optional.of(Path.of("/proc", Integer.toString(pid.getAsInt()), "ns", "net")) : Optional.empty();
     }
 
     /** The pid of -t/--tree; empty where it is not a positive number (criu itself then refuses the command). */

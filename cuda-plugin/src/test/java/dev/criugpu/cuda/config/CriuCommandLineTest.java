@@ -75,6 +75,22 @@ class CriuCommandLineTest {
     }
 
     @Test
+    void theNetworkNamespaceARestoreJoins() {
+        java.util.Optional<java.nio.file.Path> none = java.util.Optional.empty();
+        assertEquals(none, p("criu", "restore", "-D", "/img").joinNetNs());
+        assertEquals(java.util.Optional.of(java.nio.file.Path.of("/proc/77/ns/net")),
+                p("criu", "restore", "--join-ns", "net:77").joinNetNs());
+        assertEquals(java.util.Optional.of(java.nio.file.Path.of("/run/netns/job")),
+                p("criu", "restore", "--join-ns=uts:/run/utsns/x", "--join-ns=net:/run/netns/job,extra", "-J", "ipc:9")
+                        .joinNetNs(), "the net entry among others, its options cut off");
+        assertEquals(java.util.Optional.of(java.nio.file.Path.of("/run/netns/b")),
+                p("criu", "restore", "-Jnet:/run/netns/b", "-D", "/img").joinNetNs(), "attached to -J");
+        assertEquals(none, p("criu", "restore", "--join-ns", "net:").joinNetNs(), "criu refuses that itself");
+        assertEquals(none, p("criu", "restore", "--join-ns", "net:-3").joinNetNs());
+        assertEquals(none, p("criu", "restore", "-D", "--join-ns", "net:5").joinNetNs(), "the images dir named so");
+    }
+
+    @Test
     void timeoutForms() {
         assertEquals(30, p("criu", "dump", "--timeout", "30", "-t", "1").timeoutOrDefault());
         assertEquals(5, p("criu", "dump", "--timeout=5").timeoutOrDefault());

@@ -310,6 +310,14 @@ public final class Syscalls {
         return (int) ProcessCalls.call("pidfd_getfd fd " + fd + " of pidfd " + pidfd, 438, pidfd, fd, 0, 0, 0);
     }
 
+    /** setns(2)'s type for a network namespace. */
+    public static final int CLONE_NEWNET = 0x40000000;
+
+    /** setns(fd, nstype): moves the calling thread into the namespace {@code fd} refers to. */
+    public void setns(int fd, int nstype) {
+        ProcessCalls.call("setns of fd " + fd, ProcessCalls.nr(308, 268), fd, nstype, 0, 0, 0);
+    }
+
     /** libc's {@code syscall}, bound on first use. */
     private static final class ProcessCalls {
         private static final MethodHandle SYSCALL = LINKER.downcallHandle(

@@ -9,7 +9,7 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * TCP connections in TIME_WAIT on a local port, asked of the kernel through sock_diag, and their removal
+ * TCP connections in TIME_WAIT (and listeners) on a local port, asked of the kernel through sock_diag, and their removal
  * (SOCK_DESTROY, CONFIG_INET_DIAG_DESTROY). A TIME_WAIT entry left by a connection that a listener's own side closed
  * holds the listener's port with that listener's reuse setting: criu's bind of the restored listener then fails with
  * "Address already in use" for up to 60 s, although it sets SO_REUSEADDR and SO_REUSEPORT (measured, issue 32).
@@ -26,6 +26,7 @@ public final class TcpTimeWait {
     private static final short NLM_F_DUMP = 0x300;
     private static final int IPPROTO_TCP = 6;
     private static final int TCP_TIME_WAIT = 6;
+    private static final int TCP_LISTEN = 10;
     public static final int AF_INET = 2;
     public static final int AF_INET6 = 10;
     private static final int HEADER = 16;
@@ -49,11 +50,20 @@ public final class TcpTimeWait {
         }
     }
 
-    /** The TIME_WAIT entries of this network namespace whose local port is {@code port} ({@code family}: AF_INET/6). */
+    /** The TIME_WAIT entries of this thread's network namespace whose local port is {@code port} ({@code family}: AF_INET/6). */
     public static List<Entry> on(int family, int port) {
+        return inState(family, port, TCP_TIME_WAIT);
+    }
+
+    /** The TCP listeners of this thread's network namespace on local port {@code port} (remote: all zero). */
+    public static List<Entry> listeners(int family, int port) {
+        return inState(family, port, TCP_LISTEN);
+    }
+
+    private static List<Entry> inState(int family, int port, int state) {
         int fd = Sockets.netlink(NETLINK_SOCK_DIAG);
         try (Arena arena = Arena.ofConfined()) {
-            send(fd, arena, request(SOCK_DIAG_BY_FAMILY, (short) (NLM_F_REQUEST | NLM_F_DUMP), family, null));
+            send(fd, arena, request(SOCK_DIAG_BY_FAMILY, (short) (NLM_F_REQUEST | NLM_F_DUMP), family, 1 << state, null));
             List<Entry> out = new ArrayList<>();
             MemorySegment buf = arena.allocate(1 << 16);
             while (true) {
@@ -65,7 +75,7 @@ public final class TcpTimeWait {
                     if (type == NLMSG_DONE) return out;
                     if (type == NLMSG_ERROR) throw new SyscallException(-in.getInt(start + HEADER), "sock_diag dump of TCP sockets failed");
                     Entry e = entry(in, start + HEADER);
-                    if (e.localPort() == port && in.get(start + HEADER + 1) == TCP_TIME_WAIT) out.add(e);
+                    if (e.localPort() == port && in.get(start + HEADER + 1) == state) out.add(e);
                     if (len < HEADER) return out;
                     in.position(Math.min(in.limit(), start + ((len + 3) & ~3)));
                 }
@@ -79,7 +89,7 @@ public final class TcpTimeWait {
     public static void destroy(Entry e) {
         int fd = Sockets.netlink(NETLINK_SOCK_DIAG);
         try (Arena arena = Arena.ofConfined()) {
-            send(fd, arena, request(SOCK_DESTROY, (short) (NLM_F_REQUEST | NLM_F_ACK), e.family(), e));
+            send(fd, arena, request(SOCK_DESTROY, (short) (NLM_F_REQUEST | NLM_F_ACK), e.family(), 1 << TCP_TIME_WAIT, e));
             MemorySegment buf = arena.allocate(4096);
             ByteBuffer in = buf.asSlice(0, Sockets.read(fd, buf, buf.byteSize())).asByteBuffer().order(ByteOrder.nativeOrder());
             int err = in.getShort(4) == NLMSG_ERROR ? -in.getInt(HEADER) : 0;
@@ -95,11 +105,11 @@ public final class TcpTimeWait {
         Sockets.write(fd, seg, seg.byteSize());
     }
 
-    /** nlmsghdr + inet_diag_req_v2 (all TIME_WAIT entries of the family; or exactly {@code e} for SOCK_DESTROY). */
-    private static ByteBuffer request(short type, short flags, int family, Entry e) {
+    /** nlmsghdr + inet_diag_req_v2 (the family's sockets in {@code states}; or exactly {@code e} for SOCK_DESTROY). */
+    private static ByteBuffer request(short type, short flags, int family, int states, Entry e) {
         ByteBuffer b = ByteBuffer.allocate(REQUEST).order(ByteOrder.nativeOrder());
         b.putInt(REQUEST).putShort(type).putShort(flags).putInt(1).putInt(0);
-        b.put((byte) family).put((byte) IPPROTO_TCP).put((byte) 0).put((byte) 0).putInt(1 << TCP_TIME_WAIT);
+        b.put((byte) family).put((byte) IPPROTO_TCP).put((byte) 0).put((byte) 0).putInt(states);
         ByteBuffer id = b.slice().order(ByteOrder.BIG_ENDIAN);
         if (e != null) {
             id.putShort((short) e.localPort()).putShort((short) e.remotePort());
