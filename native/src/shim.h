@@ -21,21 +21,13 @@
 enum { STAGE_DUMP = 0, STAGE_PRE_DUMP = 1, STAGE_RESTORE = 2, LOG_ERROR = 1, LOG_WARN = 2, LOG_INFO = 3, LOG_DEBUG = 4 };
 
 /*
- * The hooks the shim hands criu, the one list of them: X(criu's id, name, C parameters, arguments, kind). JAVA: served
- * by the Java stub in criu's main process (shim_main.c makes the trampoline); CHILD: called in criu's forked children,
- * served from the plan Java wrote (shim_restore.c, DESIGN rule 1); SHIM: the shim's own (shim_restore.c). criu gets
- * the JAVA and CHILD hooks of this vendor's SHIM_HOOK_MASK, and the SHIM ones where it has them.
+ * The hooks the shim hands criu: SHIM_HOOKS(X), X(criu's id, name, C parameters, arguments, kind), written by the
+ * build from the project's one list of them, dev.criugpu.api.Hook. JAVA: served by the Java stub in criu's main
+ * process (shim_main.c makes the trampoline); CHILD: called in criu's forked children, served from the plan Java wrote
+ * (shim_restore.c, DESIGN rule 1); SHIM: the shim's own (shim_restore.c). criu gets the JAVA and CHILD hooks of this
+ * vendor's SHIM_HOOK_MASK, and the SHIM ones where it has them.
  */
-#define SHIM_HOOKS(X)                                                                                                  \
-	X(2, DUMP_EXT_FILE, (int fd, int id), (fd, id), JAVA)                                                          \
-	X(3, RESTORE_EXT_FILE, (int id), (id), CHILD)                                                                  \
-	X(7, HANDLE_DEVICE_VMA, (int fd, const struct stat *st), (fd, st), JAVA)                                       \
-	X(8, UPDATE_VMA_MAP, (const char *path, uint64_t addr, uint64_t old_pgoff, uint64_t *new_pgoff, int *plugin_fd), \
-	  (path, addr, old_pgoff, new_pgoff, plugin_fd), CHILD)                                                        \
-	X(9, RESUME_DEVICES_LATE, (int pid), (pid), JAVA)                                                              \
-	X(10, PAUSE_DEVICES, (int pid), (pid), JAVA)                                                                   \
-	X(11, CHECKPOINT_DEVICES, (int pid), (pid), JAVA)                                                              \
-	X(12, POST_FORKING, (void), (), SHIM)
+#include "shim_hooks.h"
 
 #define SHIM_HOOK_ID(ID, NAME, PARAMS, ARGS, KIND) NAME = ID,
 enum { SHIM_HOOKS(SHIM_HOOK_ID) MAX_HOOKS = 15, FALLBACK_HOOK_COUNT = 12 /* criu 4.0 */ };

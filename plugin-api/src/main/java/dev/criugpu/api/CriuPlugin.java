@@ -16,8 +16,8 @@ public interface CriuPlugin {
     String name();
 
     /**
-     * Hooks to register with criu. The shim is built with the same set (its mask in native/Makefile); bootstrap
-     * refuses a shim whose mask differs.
+     * Hooks to register with criu. The shim is built with the same set (native/Makefile asks {@link Hook#main} for its
+     * mask); bootstrap refuses a shim whose mask differs.
      */
     Set<Hook> hooks();
 
@@ -82,6 +82,11 @@ public interface CriuPlugin {
     }
 
     default int checkpointDevices(int pid) {
+        return Errno.NOT_SUPPORTED;
+    }
+
+    /** criu-dev (4.3) after every task's pages are written ({@code pid}: the tree's root); a failure fails the dump. */
+    default int dumpDevicesLate(int pid) {
         return Errno.NOT_SUPPORTED;
     }
 }

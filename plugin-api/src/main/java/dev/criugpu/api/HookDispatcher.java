@@ -1,11 +1,14 @@
 package dev.criugpu.api;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.util.List;
 import java.util.function.IntSupplier;
 
 /**
- * The Java end of every upcall stub, in Java types ({@link HookStubs#upcallTarget} adapts criu's C arguments). Each method
- * traces the hook (criu's log, debug level), runs the plugin's method behind the exception barrier (DESIGN rule 9)
- * and returns what criu should see.
+ * The Java end of every upcall stub ({@link HookStubs#upcallTarget} adapts criu's C arguments): {@link #call} traces the
+ * hook (criu's log, debug level), runs the plugin's method behind the exception barrier (DESIGN rule 9) and returns
+ * what criu should see.
  */
 final class HookDispatcher {
     private final CriuPlugin plugin;
@@ -17,14 +20,51 @@ final class HookDispatcher {
         this.services = services;
     }
 
-    private int call(Hook hook, String args, IntSupplier body) {
+    CriuPlugin plugin() {
+        return plugin;
+    }
+
+    /**
+     * Every main-process hook: traced, then {@code pluginCall} (the plugin's method, {@link HookStubs#upcallTarget})
+     * with criu's arguments behind the exception barrier; the few hooks with more to do say so here.
+     */
+    int call(Hook hook, MethodHandle pluginCall, Object[] args) {
         LogSink.drain();
         if (services.isLoggable(LogLevel.DEBUG)) {
-            services.log(LogLevel.DEBUG, "hook " + hook + "(" + args + ") entered Java");
+            services.log(LogLevel.DEBUG, "hook " + hook + "(" + describe(hook, args) + ") entered Java");
         }
-        int rc = guarded(services, hook.toString(), body);
+        if (hook == Hook.RESUME_DEVICES_LATE && !threadsListed && services.isLoggable(LogLevel.DEBUG)) {
+            // criu has created every task and thread by now: any thread of ours missing from the list logged after
+            // init was started while criu restored exact pids (DESIGN rule 3)
+            services.log(LogLevel.DEBUG, "JVM threads: " + PidGuard.threads());
+        }
+        threadsListed |= hook == Hook.RESUME_DEVICES_LATE;
+        int rc = guarded(services, hook.toString(), () -> {
+            if (hook == Hook.RESUME_DEVICES_LATE && Faults.injected(services, "resume-devices-late")) {
+                return Faults.failResumeDevicesLate((int) args[0]);
+            }
+            if (hook == Hook.CHECKPOINT_DEVICES) Faults.stall(services, "before-checkpoint");
+            try {
+                return (int) pluginCall.invokeExact(args);
+            } catch (RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable t) {
+                throw new IllegalStateException(t);
+            }
+        });
         LogSink.drain();
         return rc;
+    }
+
+    /** "fd=3, id=7" from the hook's C parameter names; addresses left out. */
+    private static String describe(Hook hook, Object[] args) {
+        StringBuilder b = new StringBuilder();
+        List<String[]> params = hook.parameters();
+        for (int i = 0; i < params.size(); i++) {
+            if (args[i] instanceof MemorySegment) continue;
+            b.append(b.isEmpty() ? "" : ", ").append(params.get(i)[1]).append('=').append(args[i]);
+        }
+        return b.toString();
     }
 
     /** Runs {@code body}; a throwable becomes one error line and a negative errno. */
@@ -41,36 +81,6 @@ final class HookDispatcher {
             }
             return -Errno.EIO;
         }
-    }
-
-    int dumpExtFile(int fd, int id) {
-        return call(Hook.DUMP_EXT_FILE, "fd=" + fd + ", id=" + id, () -> plugin.dumpExtFile(fd, id));
-    }
-
-    int handleDeviceVma(int fd, DeviceFile file) {
-        return call(Hook.HANDLE_DEVICE_VMA, "fd=" + fd, () -> plugin.handleDeviceVma(fd, file));
-    }
-
-    int resumeDevicesLate(int pid) {
-        // criu has created every task and thread by now: any thread of ours missing from the list logged after
-        // init was started while criu restored exact pids (DESIGN rule 3)
-        if (!threadsListed && services.isLoggable(LogLevel.DEBUG)) {
-            services.log(LogLevel.DEBUG, "JVM threads: " + PidGuard.threads());
-        }
-        threadsListed = true;
-        return call(Hook.RESUME_DEVICES_LATE, "pid=" + pid, () -> Faults.injected(services, "resume-devices-late")
-                ? Faults.failResumeDevicesLate(pid) : plugin.resumeDevicesLate(pid));
-    }
-
-    int pauseDevices(int pid) {
-        return call(Hook.PAUSE_DEVICES, "pid=" + pid, () -> plugin.pauseDevices(pid));
-    }
-
-    int checkpointDevices(int pid) {
-        return call(Hook.CHECKPOINT_DEVICES, "pid=" + pid, () -> {
-            Faults.stall(services, "before-checkpoint");
-            return plugin.checkpointDevices(pid);
-        });
     }
 
     void exit(int stage, int ret) {

@@ -5,6 +5,7 @@ import dev.criugpu.api.bindings.stat;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
@@ -31,25 +32,30 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 final class HookStubs {
     static final FunctionDescriptor EXIT_DESCRIPTOR = FunctionDescriptor.ofVoid(JAVA_INT, JAVA_INT);
     private static final MethodHandle DEVICE_FILE;
+    private static final MethodHandle CALL;
 
     static {
         try {
             DEVICE_FILE = MethodHandles.lookup().findStatic(HookStubs.class, "deviceFile",
                     MethodType.methodType(DeviceFile.class, MemorySegment.class));
+            CALL = MethodHandles.lookup().findVirtual(HookDispatcher.class, "call",
+                    MethodType.methodType(int.class, Hook.class, MethodHandle.class, Object[].class));
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
     }
 
-    /** The hook's C signature (criu-plugin.h). */
+    /** The hook's C signature (criu-plugin.h), from its C parameters: pointers are addresses, 64-bit integers longs. */
     static FunctionDescriptor descriptor(Hook hook) {
-        return switch (hook) {
-            case DUMP_EXT_FILE -> FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT);
-            case RESTORE_EXT_FILE, RESUME_DEVICES_LATE, PAUSE_DEVICES, CHECKPOINT_DEVICES ->
-                    FunctionDescriptor.of(JAVA_INT, JAVA_INT);
-            case HANDLE_DEVICE_VMA -> FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS);
-            case UPDATE_VMA_MAP -> FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS);
-        };
+        List<MemoryLayout> params = new ArrayList<>();
+        for (String[] p : hook.parameters()) {
+            String type = p[0];
+            if (type.endsWith("*")) params.add(ADDRESS);
+            else if (type.equals("int") || type.equals("unsigned int") || type.equals("bool")) params.add(JAVA_INT);
+            else if (type.matches("u?int64_t|(unsigned )?long")) params.add(JAVA_LONG);
+            else throw new IllegalStateException(hook + ": no layout for the C type " + type);
+        }
+        return FunctionDescriptor.of(JAVA_INT, params.toArray(MemoryLayout[]::new));
     }
 
     /** The {@code struct stat *} criu passes HANDLE_DEVICE_VMA. */
@@ -58,12 +64,29 @@ final class HookStubs {
         return new DeviceFile(stat.st_dev(s), stat.st_ino(s), stat.st_mode(s), stat.st_rdev(s));
     }
 
-    /** The dispatcher's method for a main-process hook, taking the hook's C arguments. */
+    /**
+     * The upcall's Java end for a main-process hook: the plugin's method of the hook's name, its {@code struct stat *}
+     * arguments made {@link DeviceFile}s, called through {@link HookDispatcher#call} with criu's C arguments.
+     */
     static MethodHandle upcallTarget(HookDispatcher dispatcher, Hook hook) {
         MethodType c = descriptor(hook).toMethodType();
-        if (hook != Hook.HANDLE_DEVICE_VMA) return bind(dispatcher, hook.javaMethod, c);
-        MethodHandle java = bind(dispatcher, hook.javaMethod, c.changeParameterType(1, DeviceFile.class));
-        return MethodHandles.filterArguments(java, 1, DEVICE_FILE);
+        List<String[]> params = hook.parameters();
+        MethodType java = c;
+        for (int i = 0; i < params.size(); i++) {
+            if (params.get(i)[0].equals("const struct stat *")) java = java.changeParameterType(i, DeviceFile.class);
+        }
+        MethodHandle plugin;
+        try {
+            plugin = MethodHandles.publicLookup().findVirtual(CriuPlugin.class, hook.javaMethod, java).bindTo(dispatcher.plugin());
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("no method CriuPlugin." + hook.javaMethod + java + " for " + hook, e);
+        }
+        for (int i = 0; i < params.size(); i++) {
+            if (java.parameterType(i) == DeviceFile.class) plugin = MethodHandles.filterArguments(plugin, i, DEVICE_FILE);
+        }
+        MethodHandle spread = plugin.asSpreader(Object[].class, params.size());
+        return MethodHandles.insertArguments(CALL, 0, dispatcher, hook, spread)
+                .asCollector(Object[].class, params.size()).asType(c);
     }
 
     /**
