@@ -17,6 +17,8 @@ ZOO_ALL_CASES=(
     "peer:2:cuda_zoo.py peer"
     "peer-enabled-unused:2:cuda_zoo.py peer-enabled-unused"
     "vmm-peer-access:2:cuda_zoo.py vmm-peer-access"
+    "peer-after-alloc:2:cuda_zoo.py peer-after-alloc"
+    "peer-after-alloc-kernel:2:cuda_zoo.py peer-after-alloc-kernel"
     "pinned-portable-2gpu:2:cuda_zoo.py pinned-portable-2gpu"
     "two-gpus:2:cuda_zoo.py two-gpus"
     "torch-2gpu:2:torch_zoo.py"
@@ -30,6 +32,7 @@ ZOO_ALL_CASES=(
     "async-pool-fd:1:cuda_zoo.py async-pool-fd"
     "managed:1:cuda_zoo.py managed"
     "idle:1:cuda_zoo.py idle"
+    "kernel:1:cuda_zoo.py kernel"
 )
 
 # zoo_start NAME GPUS PROGRAM ARGS...: starts it, waits for tick 5 ok; sets ROOT, PLOG. Status 1 (ZOO_WHY) when

@@ -207,6 +207,94 @@ class PeerIdle(Peer):
         self.stage = C.create_string_buffer(self.size)
 
 
+COPY_PTX = b"""
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry copy_words(.param .u64 dst, .param .u64 src, .param .u64 n)
+{
+    .reg .pred %p;
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [dst];
+    ld.param.u64 %rd2, [src];
+    ld.param.u64 %rd3, [n];
+    mov.u32 %r1, %ctaid.x;
+    mov.u32 %r2, %ntid.x;
+    mov.u32 %r3, %tid.x;
+    mad.lo.u32 %r4, %r1, %r2, %r3;
+    cvt.u64.u32 %rd4, %r4;
+    setp.ge.u64 %p, %rd4, %rd3;
+    @%p ret;
+    shl.b64 %rd5, %rd4, 2;
+    add.u64 %rd6, %rd2, %rd5;
+    add.u64 %rd7, %rd1, %rd5;
+    ld.global.u32 %r5, [%rd6];
+    st.global.u32 [%rd7], %r5;
+    ret;
+}
+"""
+
+
+class CopyKernel:
+    """A kernel of our own (PTX the driver compiles at load: no toolkit needed) that copies 32-bit words; it reads
+    memory of another GPU where peer access allows it."""
+
+    def __init__(self, gpu):
+        gpu.current()
+        self.module = C.c_void_p()
+        check("cuModuleLoadData", C.byref(self.module), C.c_char_p(COPY_PTX + b"\0"))
+        self.function = C.c_void_p()
+        check("cuModuleGetFunction", C.byref(self.function), self.module, b"copy_words")
+
+    def run(self, dst, src, size):
+        words = size // 4
+        args = [C.c_uint64(dst), C.c_uint64(src), C.c_uint64(words)]
+        params = (C.c_void_p * 3)(*[C.cast(C.pointer(a), C.c_void_p) for a in args])
+        check("cuLaunchKernel", self.function, C.c_uint((words + 255) // 256), C.c_uint(1), C.c_uint(1),
+              C.c_uint(256), C.c_uint(1), C.c_uint(1), C.c_uint(0), C.c_void_p(0), params, C.c_void_p(0))
+        check("cuCtxSynchronize")
+
+
+class Kernel(Feature):
+    """the pattern copied by a kernel of our own, on one GPU"""
+
+    def setup(self):
+        Feature.setup(self)
+        self.kernel = CopyKernel(self.g[0])
+
+    def move(self):
+        self.g[0].current()
+        self.kernel.run(self.result, self.src, self.size)
+
+
+class PeerAfterAlloc(Feature):
+    """cuda_multi's order: memory on both GPUs first, then peer access enabled both ways, then direct copies"""
+    ngpus = 2
+    kernel = False
+
+    def setup(self):
+        self.src = self.g[1].alloc(self.size)
+        h2d(self.src, self.host, self.size)
+        self.g[0].current()
+        check("cuCtxEnablePeerAccess", self.g[1].ctx, 0)
+        self.g[1].current()
+        check("cuCtxEnablePeerAccess", self.g[0].ctx, 0)
+        self.copier = CopyKernel(self.g[0]) if self.kernel else None
+
+    def move(self):
+        self.g[0].current()
+        if self.copier:
+            self.copier.run(self.result, self.src, self.size)   # GPU 0's kernel reads GPU 1's memory
+        else:
+            d2d(self.result, self.src, self.size)
+
+
+class PeerAfterAllocKernel(PeerAfterAlloc):
+    """the same, GPU 0's own kernel reading GPU 1's memory through the peer mapping"""
+    kernel = True
+
+
 class Vmm(Feature):
     """cuMemCreate + cuMemMap, access for GPU 0"""
 
@@ -347,7 +435,8 @@ FEATURES = {
     "idle": Idle, "two-gpus": TwoGpus, "peer": Peer, "peer-enabled-unused": PeerIdle, "vmm": Vmm, "vmm-fd": VmmFd,
     "vmm-peer-access": VmmPeer, "pinned": Pinned, "pinned-portable-2gpu": PinnedPortable,
     "host-registered": HostRegistered, "host-registered-shared": HostRegisteredShared, "managed": Managed,
-    "async-pool": AsyncPool, "async-pool-fd": AsyncPoolIpc,
+    "async-pool": AsyncPool, "async-pool-fd": AsyncPoolIpc, "kernel": Kernel, "peer-after-alloc": PeerAfterAlloc,
+    "peer-after-alloc-kernel": PeerAfterAllocKernel,
 }
 
 
