@@ -8,8 +8,6 @@ import dev.criugpu.api.sys.TrustedPaths;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -52,7 +50,7 @@ public final class HelperProcess implements AutoCloseable {
     private int users;
     private boolean closed;
     private final ArrayDeque<Integer> received = new ArrayDeque<>();
-    private final MemorySegment readBuffer = Arena.ofAuto().allocate(READ_CHUNK);
+    private final byte[] readBuffer = new byte[READ_CHUNK];
     private int readPos;
     private int readEnd;
     private final ByteArrayOutputStream line = new ByteArrayOutputStream();
@@ -250,10 +248,9 @@ public final class HelperProcess implements AutoCloseable {
     public void writeLine(String text, int passFd) throws IOException {
         byte[] bytes = (text + "\n").getBytes(StandardCharsets.UTF_8);
         enter();
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment buf = a.allocateFrom(java.lang.foreign.ValueLayout.JAVA_BYTE, bytes);
+        try {
             synchronized (writeLock) {
-                Sockets.send(fd, buf, bytes.length, passFd);
+                Sockets.send(fd, bytes, passFd);
             }
         } catch (SyscallException e) {
             throw new IOException(e.getMessage(), e);
@@ -266,7 +263,7 @@ public final class HelperProcess implements AutoCloseable {
     public synchronized String readLine() throws IOException {
         while (true) {
             while (readPos < readEnd) {
-                byte b = readBuffer.get(java.lang.foreign.ValueLayout.JAVA_BYTE, readPos++);
+                byte b = readBuffer[readPos++];
                 if (b == '\n') {
                     String text = line.toString(StandardCharsets.UTF_8);
                     line.reset();
@@ -281,7 +278,7 @@ public final class HelperProcess implements AutoCloseable {
             long n;
             enter();
             try {
-                n = Sockets.receive(fd, readBuffer, READ_CHUNK, f -> {
+                n = Sockets.receive(fd, readBuffer, f -> {
                     synchronized (received) {
                         received.add(f);
                     }

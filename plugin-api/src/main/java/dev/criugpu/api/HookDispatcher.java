@@ -1,6 +1,5 @@
 package dev.criugpu.api;
 
-import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.util.List;
 import java.util.function.IntSupplier;
@@ -61,7 +60,7 @@ final class HookDispatcher {
         StringBuilder b = new StringBuilder();
         List<String[]> params = hook.parameters();
         for (int i = 0; i < params.size(); i++) {
-            if (args[i] instanceof MemorySegment) continue;
+            if (params.get(i)[0].endsWith("*")) continue;
             b.append(b.isEmpty() ? "" : ", ").append(params.get(i)[1]).append('=').append(args[i]);
         }
         return b.toString();

@@ -196,10 +196,8 @@ public final class CudaAgent {
 
         @Override
         public void write(byte[] b, int off, int len) throws IOException {
-            try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
-                java.lang.foreign.MemorySegment buf = arena.allocate(Math.max(len, 1));
-                java.lang.foreign.MemorySegment.copy(b, off, buf, java.lang.foreign.ValueLayout.JAVA_BYTE, 0, len);
-                dev.criugpu.api.sys.Sockets.write(fd, buf, len);
+            try {
+                dev.criugpu.api.sys.Sockets.write(fd, b, off, len);
             } catch (dev.criugpu.api.sys.SyscallException e) {
                 throw new IOException(e.getMessage(), e);
             }

@@ -13,6 +13,7 @@ import java.lang.invoke.VarHandle;
 import java.util.function.IntConsumer;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
@@ -187,6 +188,32 @@ public final class Sockets {
             throw e;
         } catch (Throwable t) {
             throw broken("sendmsg", t);
+        }
+    }
+
+    /** {@link #send(int, MemorySegment, long, int)} of {@code bytes}. */
+    public static void send(int fd, byte[] bytes, int passFd) {
+        try (Arena a = Arena.ofConfined()) {
+            send(fd, a.allocateFrom(JAVA_BYTE, bytes), bytes.length, passFd);
+        }
+    }
+
+    /** {@link #receive(int, MemorySegment, long, IntConsumer)} into {@code into} from its start. */
+    public static int receive(int fd, byte[] into, IntConsumer fds) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment buf = a.allocate(Math.max(into.length, 1));
+            int n = (int) receive(fd, buf, into.length, fds);
+            MemorySegment.copy(buf, JAVA_BYTE, 0, into, 0, n);
+            return n;
+        }
+    }
+
+    /** {@link #write(int, MemorySegment, long)} of {@code len} bytes of {@code bytes} from {@code off}. */
+    public static void write(int fd, byte[] bytes, int off, int len) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment buf = a.allocate(Math.max(len, 1));
+            MemorySegment.copy(bytes, off, buf, JAVA_BYTE, 0, len);
+            write(fd, buf, len);
         }
     }
 
