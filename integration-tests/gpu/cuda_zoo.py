@@ -5,8 +5,8 @@ pattern through the feature's path (copies, peer copies, mapped host memory, a p
 it back and compares:
 
     [z PID] ready feature=NAME gpus=N
-    [z PID] tick N ok                 the result equals the pattern
-    [z PID] tick N BAD <what>         it does not
+    [z PID] tick N ok                 the result equals the pattern (zoo_loop.py)
+    [z PID] tick N BAD digest ...     it does not
     [z PID] error <call> <code>       a driver call failed (exit 3)
 
 so a restored process that goes on printing "ok" restores bit-identical. SIGTERM ends it with "exit ticks=N bad=B".
@@ -17,10 +17,9 @@ import argparse
 import ctypes as C
 import hashlib
 import mmap
-import os
-import signal
 import sys
-import time
+
+import zoo_loop
 
 CU_MEMHOSTALLOC_PORTABLE = 0x01
 CU_MEMHOSTALLOC_DEVICEMAP = 0x02
@@ -34,11 +33,7 @@ CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1
 CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3
 
 cu = C.CDLL("libcuda.so.1")
-TAG = f"[z {os.getpid()}]"
-
-
-def say(text):
-    print(f"{TAG} {text}", flush=True)
+say = zoo_loop.say
 
 
 def check(name, *args):
@@ -446,26 +441,17 @@ def main():
     ap.add_argument("--mib", type=int, default=64)
     ap.add_argument("--tick-ms", type=int, default=50)
     args = ap.parse_args()
-    stop = []
-    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     check("cuInit", 0)
     size = args.mib << 20
     seed = hashlib.sha256(args.feature.encode()).digest()
     pattern = (seed * (size // len(seed) + 1))[:size]
     feature = FEATURES[args.feature](size, pattern)
-    say(f"ready feature={args.feature} gpus={feature.ngpus}")
-    tick, bad = 0, 0
-    while not stop:
-        got = feature.step()
-        tick += 1
-        if got == pattern:
-            say(f"tick {tick} ok")
-        else:
-            bad += 1
-            first = next(i for i in range(size) if got[i] != pattern[i])
-            say(f"tick {tick} BAD first difference at byte {first}")
-        time.sleep(args.tick_ms / 1000)
-    say(f"exit ticks={tick} bad={bad}")
+    zoo_loop.run(f"feature={args.feature} gpus={feature.ngpus}", lambda: digest(feature.step()), args.tick_ms,
+                 expected=digest(pattern))
+
+
+def digest(data):
+    return hashlib.sha256(data).hexdigest()[:16]
 
 
 if __name__ == "__main__":

@@ -12,19 +12,12 @@ usage: jax_zoo.py [--n 1024] [--tick-ms 50] [--collective]
 """
 import argparse
 import hashlib
-import os
-import signal
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-TAG = f"[z {os.getpid()}]"
-
-
-def say(text):
-    print(f"{TAG} {text}", flush=True)
+import zoo_loop
 
 
 def main():
@@ -33,8 +26,6 @@ def main():
     ap.add_argument("--tick-ms", type=int, default=50)
     ap.add_argument("--collective", action="store_true")
     args = ap.parse_args()
-    stop = []
-    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     devices = jax.devices()
     rng = np.random.default_rng(7)
     a = rng.standard_normal((args.n, args.n), dtype=np.float32)
@@ -60,19 +51,8 @@ def main():
             h.update(np.asarray(y).tobytes())
         return h.hexdigest()[:16]
 
-    first = digest()
-    say(f"ready feature=jax gpus={len(devices)} platform={devices[0].platform} jax={jax.__version__}")
-    tick, bad = 0, 0
-    while not stop:
-        d = digest()
-        tick += 1
-        if d == first:
-            say(f"tick {tick} ok")
-        else:
-            bad += 1
-            say(f"tick {tick} BAD digest {d} (first {first})")
-        time.sleep(args.tick_ms / 1000)
-    say(f"exit ticks={tick} bad={bad}")
+    zoo_loop.run(f"feature=jax gpus={len(devices)} platform={devices[0].platform} jax={jax.__version__}", digest,
+                 args.tick_ms)
 
 
 if __name__ == "__main__":

@@ -7,25 +7,16 @@ usage: torch_zoo.py [--tick-ms 50]
 """
 import argparse
 import hashlib
-import os
-import signal
-import time
 
 import torch
 
-TAG = f"[z {os.getpid()}]"
-
-
-def say(text):
-    print(f"{TAG} {text}", flush=True)
+import zoo_loop
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tick-ms", type=int, default=50)
     args = ap.parse_args()
-    stop = []
-    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
     torch.backends.cudnn.deterministic = True
     torch.backends.cudnn.benchmark = False
     torch.use_deterministic_algorithms(True)
@@ -52,19 +43,7 @@ def main():
                 h.update(z.cpu().numpy().tobytes())
         return h.hexdigest()[:16]
 
-    first = digest()
-    say(f"ready feature=torch gpus={n} torch={torch.__version__}")
-    tick, bad = 0, 0
-    while not stop:
-        d = digest()
-        tick += 1
-        if d == first:
-            say(f"tick {tick} ok")
-        else:
-            bad += 1
-            say(f"tick {tick} BAD digest {d} (first {first})")
-        time.sleep(args.tick_ms / 1000)
-    say(f"exit ticks={tick} bad={bad}")
+    zoo_loop.run(f"feature=torch gpus={n} torch={torch.__version__}", digest, args.tick_ms)
 
 
 if __name__ == "__main__":
