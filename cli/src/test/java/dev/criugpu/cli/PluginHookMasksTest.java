@@ -12,7 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
 /**
- * Each plugin's {@link CriuPlugin#hooks()}, from which the shim's build takes its mask ({@code Hook mask NAME}): only
+ * Each plugin's {@link CriuPlugin#hooks()}, from which the shim's build takes its mask ({@code HookTable mask NAME}): only
  * hooks criu hands plugins (never the shim's own), and every main-process hook it lists implemented by the plugin
  * itself, not left to CriuPlugin's "not supported" default. Here because cli is the module that has both plugins on
  * its class path.

@@ -22,6 +22,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -65,8 +66,13 @@ class LayoutConformanceIT {
         int max = c.get("CR_PLUGIN_HOOK__MAX").intValue();
         assertEquals(hookNames.size(), max, "hook enum entries vs CR_PLUGIN_HOOK__MAX");
         for (Hook h : Hook.values()) {
-            assertTrue(hookNames.contains(h.name()), h + " is not a hook of " + image.tag + "'s criu-plugin.h");
-            assertEquals(h.id, c.get("hook." + h.name()).intValue(), "criu's id of dev.criugpu.api.Hook." + h);
+            if (hookNames.contains(h.name())) {
+                assertEquals(h.id, c.get("hook." + h.name()).intValue(), "criu's id of dev.criugpu.api.Hook." + h);
+            } else {
+                // a hook of a newer criu (criu-dev's DUMP_DEVICES_LATE): beyond this criu's table, so never registered
+                assertFalse(h.knownTo(max), h + " (id " + h.id + ") is not in " + image.tag + "'s criu-plugin.h, "
+                        + "whose " + max + " hooks cover its id");
+            }
         }
         assertStructMatches(cr_plugin_desc_t.layout(max), "cr_plugin_desc_t", c);
 

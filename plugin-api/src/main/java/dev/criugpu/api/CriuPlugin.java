@@ -16,7 +16,7 @@ public interface CriuPlugin {
     String name();
 
     /**
-     * Hooks to register with criu. The shim is built with the same set (native/Makefile asks {@link Hook#main} for its
+     * Hooks to register with criu. The shim is built with the same set (native/Makefile asks {@link HookTable} for its
      * mask); bootstrap refuses a shim whose mask differs.
      */
     Set<Hook> hooks();

@@ -7,8 +7,8 @@ import java.util.Locale;
 /**
  * The criu plugin hooks (criu-plugin.h, CR_PLUGIN_HOOK__*) that the shim hands criu: the project's one list of them,
  * with criu's ids, their C parameters and where they are served. Everything else follows from it: the shim's
- * trampolines and table (its build writes native/target/gen/shim_hooks.h with {@code Hook header}), each vendor's
- * mask (from its plugin's {@link CriuPlugin#hooks()}, {@code Hook mask NAME}), the upcall's C signature and the
+ * trampolines and table and each vendor's mask (from its plugin's {@link CriuPlugin#hooks()}), which the shim's build
+ * asks {@link HookTable} for, the upcall's C signature and the
  * {@link CriuPlugin} method a {@link Context#MAIN} hook calls: the method named as the hook in lower camel case, its
  * parameters those of C with {@code const struct stat *} as a {@link DeviceFile}. Adding a hook is this list and
  * that method. A hook no plugin serves is not registered: criu then never calls us for it.
@@ -99,22 +99,5 @@ public enum Hook {
                     .append(String.join(", ", names)).append("), ").append(kind).append(')');
         }
         return b.append("\n").toString();
-    }
-
-    /**
-     * For the shim's build: {@code header} prints {@link #cHeader()}; {@code mask NAME} the hex mask of the hooks of
-     * the plugin named NAME on the class path (its JAVA and CHILD hooks; the shim adds its own).
-     */
-    public static void main(String[] args) {
-        if (args.length == 1 && args[0].equals("header")) {
-            System.out.print(cHeader());
-        } else if (args.length == 2 && args[0].equals("mask")) {
-            CriuPlugin plugin = Plugins.all().stream().filter(p -> p.name().equals(args[1])).findFirst()
-                    .orElseThrow(() -> new IllegalArgumentException("no plugin named " + args[1] + " on the class path"));
-            System.out.println("0x" + Integer.toHexString(mask(plugin.hooks())));
-        } else {
-            System.err.println("usage: Hook header | Hook mask PLUGIN_NAME");
-            System.exit(2);
-        }
     }
 }

@@ -60,7 +60,7 @@ class ShimHookTableTest {
         assertFalse(shim.contains("#define SHIM_HOOKS(X)"), "shim.h defines SHIM_HOOKS itself again");
         String makefile = read("Makefile");
         assertFalse(Pattern.compile("(?m)^\\w+_MASK\\s*=\\s*0x").matcher(makefile).find(), "a mask written into the Makefile");
-        assertTrue(makefile.contains("dev.criugpu.api.Hook"), "the Makefile asks Hook for the list and the masks");
+        assertTrue(makefile.contains("dev.criugpu.api.HookTable"), "the Makefile asks HookTable for the list and the masks");
     }
 
     @Test
