@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,9 @@ enum { FAULT_NONE, FAULT_SUBMIT_FAILS, FAULT_FENCE_HANGS, FAULT_FENCE_WAITS };
  * until kfdsim_drm_release_fences() (or a reset); the copy is then complete. */
 static pthread_cond_t fences_released = PTHREAD_COND_INITIALIZER;
 static struct sim_ctx *held_ctx;
+/* kfdsim_drm_release_fences() came: a FAULT_FENCE_WAITS submission made after it (its copy thread was late) no
+ * longer waits, so a release never races the submission it is meant for. */
+static bool fences_released_once;
 
 static uint64_t page_align(uint64_t size) { return (size + PAGE - 1) & ~(uint64_t)(PAGE - 1); }
 
@@ -90,6 +94,7 @@ void kfdsim_drm_reset(void)
 	fault_mode = FAULT_NONE;
 	copied_bytes = 0;
 	held_ctx = NULL;
+	fences_released_once = false;
 	pthread_cond_broadcast(&fences_released);
 	pthread_mutex_unlock(&lock);
 }
@@ -98,6 +103,7 @@ void kfdsim_drm_release_fences(void)
 {
 	pthread_mutex_lock(&lock);
 	held_ctx = NULL;
+	fences_released_once = true;
 	pthread_cond_broadcast(&fences_released);
 	pthread_mutex_unlock(&lock);
 }
@@ -110,6 +116,7 @@ void kfdsim_drm_fault(int minor, unsigned nth, int mode)
 	fault_minor = minor;
 	fault_at = nth;
 	fault_mode = mode;
+	fences_released_once = false;
 	pthread_mutex_unlock(&lock);
 }
 
@@ -460,7 +467,7 @@ int kfdsim_amdgpu_cs_submit(void *context, uint64_t flags, struct amdgpu_cs_requ
 		pthread_mutex_lock(&lock);
 		copied_bytes += total;
 		req->seq_no = ++c->seq;
-		if (fault == FAULT_FENCE_WAITS)
+		if (fault == FAULT_FENCE_WAITS && !fences_released_once)
 			held_ctx = c;
 		else if (fault != FAULT_FENCE_HANGS)
 			c->completed = c->seq;
