@@ -30,11 +30,15 @@ class CommReleaseTest {
 
     /**
      * A rank: a shell that names itself as PyTorch's NCCL watchdog thread; with {@code answer}, it then does what
-     * criu_gpu does when asked (its NCCL thread ends, it writes {@code released}) and sleeps on.
+     * criu_gpu does when asked (its NCCL thread ends, it writes {@code released}). Once named it never forks (a child
+     * would carry the name until its exec and read as one more rank, without a control directory): it blocks reading
+     * a FIFO it holds both ends of, and a helper forked before the naming watches for the request and wakes it.
      */
-    private static final String RANK = "printf pt_nccl_watchdg > /proc/self/comm; d=/dev/shm/criu-gpu/$$; "
-            + "if [ \"$ANSWER\" = 1 ]; then while [ ! -e $d/request ]; do sleep 0.01; done; "
-            + "printf sh > /proc/self/comm; echo 1 > $d/released; fi; while :; do sleep 1; done";
+    private static final String RANK = "f=/tmp/criu-gpu-rank-$$; mkfifo $f; exec 3<>$f; rm $f; d=/dev/shm/criu-gpu/$$; "
+            + "if [ \"$ANSWER\" = 1 ]; then ( while [ ! -e $d/request ]; do sleep 0.01; done; echo go >&3 ) & fi; "
+            + "printf pt_nccl_watchdg > /proc/self/comm; "
+            + "if [ \"$ANSWER\" = 1 ]; then read x <&3; printf sh > /proc/self/comm; echo 1 > $d/released; fi; "
+            + "read x <&3";
 
     private void startJob(boolean answer) throws Exception {
         ProcessBuilder pb = new ProcessBuilder("sh", "-c", "for i in 1 2; do sh -c \"$RANK\" & done; wait");
