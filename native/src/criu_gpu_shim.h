@@ -64,6 +64,12 @@ struct criu_gpu_services {
 	 * the helpers the Java side starts later (one launcher for both).
 	 */
 	void *launch_helper;
+	/*
+	 * Set by the Java side in the restore probe (from pstree.img): the value the shim writes to ns_last_pid while the
+	 * restore's JVM starts, so that its threads take pids below a window none of the image's ids lie in (DESIGN rule
+	 * 3). The probe hands it to criu's process; 0 where there is none: the shim parks 1024 below pid_max.
+	 */
+	int64_t park_last_pid;
 };
 
 #endif

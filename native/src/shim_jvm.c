@@ -364,7 +364,8 @@ static int bootstrap(JNIEnv *env, const char *helper, struct timespec *t, char *
 /*
  * Starts or joins the JVM and runs Bootstrap with the plugin's init: 0, -ECANCELED when the plugin's init refused
  * (it logged why), or another negative errno. On restore every thread Java will ever run starts meanwhile, the next
- * pid parked at the top of the range, so none takes a pid criu restores; Java checks them last.
+ * pid parked below a window the probe found free of the image's ids (else near the top of the range), so none takes
+ * a pid criu restores; Java checks them last.
  */
 int start_java(bool park, const char *helper)
 {
@@ -376,7 +377,11 @@ int start_java(bool park, const char *helper)
 	if (read_options(why, sizeof(why)) == 0) {
 		block_criu_signals(&old);
 		long max = park ? proc_sys("/proc/sys/kernel/pid_max", -1) : -1;
-		long parked = max >= 4096 ? proc_sys(NS_LAST_PID, max - 1024) : -1;
+		long at = g.svc->park_last_pid > 0 && g.svc->park_last_pid < max - 64 ? g.svc->park_last_pid : max - 1024;
+		long parked = max >= 4096 ? proc_sys(NS_LAST_PID, at) : -1;
+		if (parked >= 0)
+			shim_log(LOG_DEBUG, "pids parked after %ld while the JVM starts (%s)", at,
+				 at == g.svc->park_last_pid ? "the probe's window free of the image's ids" : "1024 below pid_max");
 		grow_fd_table();
 		struct timespec t;
 		clock_gettime(CLOCK_MONOTONIC, &t);

@@ -103,6 +103,7 @@ int probe_restore(void)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != g.criu_pid) /* criu is already gone */
 			_exit(PROBE_NO_JVM);
+		struct criu_gpu_services *criu_side = g.svc; /* the shared area: criu's process reads what is left here */
 		private_services = *g.svc;
 		private_services.flags |= CRIU_GPU_FLAG_RESTORE_CHECK;
 		private_services.plan_region = NULL;
@@ -110,6 +111,8 @@ int probe_restore(void)
 		g.svc = &private_services;
 		g.criu_pid = getpid();
 		int rc = start_java(true, NULL);
+		if (rc == 0)
+			criu_side->park_last_pid = private_services.park_last_pid;
 		_exit(rc == 0 ? 0 : rc == -ECANCELED ? PROBE_REFUSED : PROBE_NO_JVM);
 	}
 	long limit = probe_timeout_ms();

@@ -6,6 +6,7 @@
  * usage: counter FILE            one process
  *        counter --tree FILE     a parent and one child; they write FILE.parent and FILE.child
  *        counter --fds N FILE    one process that also holds N open files (/dev/null), for criu to take (benchmarks)
+ *        counter --threads N FILE  one process with N more threads, each blocked for ever (criu makes threads last)
  *        counter --listen FILE   one process that listens on 127.0.0.1 (no SO_REUSEADDR, as NCCL's listeners) and
  *                                has closed a connection to that listener from the listener's side first, so a
  *                                TIME_WAIT entry holds its port for 60 s; the port is written to FILE.port
@@ -15,6 +16,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +76,12 @@ static void listen_with_timewait(const char *path) {
     if (!(f = fopen(port_path, "w")) || fprintf(f, "%d\n", ntohs(a.sin_port)) < 0 || fclose(f)) die(port_path);
 }
 
+static void *block_for_ever(void *unused) {
+    (void)unused;
+    for (;;) pause();
+    return NULL;
+}
+
 int main(int argc, char **argv) {
     if (argc == 2) {
         count_forever(open_log(argv[1]), argv[1]);
@@ -83,6 +91,12 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "counter: cannot hold %s files: %s\n", argv[2], strerror(errno));
                 return 6;
             }
+        }
+        count_forever(open_log(argv[3]), argv[3]);
+    } else if (argc == 4 && strcmp(argv[1], "--threads") == 0) {
+        for (long i = strtol(argv[2], NULL, 10); i > 0; i--) {
+            pthread_t t;
+            if (pthread_create(&t, NULL, block_for_ever, NULL)) die("pthread_create");
         }
         count_forever(open_log(argv[3]), argv[3]);
     } else if (argc == 3 && strcmp(argv[1], "--listen") == 0) {
@@ -98,6 +112,6 @@ int main(int argc, char **argv) {
         if (child == 0) count_forever(open_log(child_path), child_path);
         count_forever(open_log(parent_path), parent_path);
     }
-    fprintf(stderr, "usage: counter FILE | counter --tree FILE | counter --fds N FILE | counter --listen FILE\n");
+    fprintf(stderr, "usage: counter FILE | counter --tree FILE | counter --fds N FILE | counter --threads N FILE | counter --listen FILE\n");
     return 1;
 }

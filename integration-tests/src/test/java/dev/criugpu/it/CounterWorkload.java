@@ -42,6 +42,14 @@ public final class CounterWorkload {
         return w;
     }
 
+    /** One counting process with {@code threads} more threads, each blocked for ever; criu restores threads last. */
+    public static CounterWorkload startThreaded(CriuContainer c, String file, int threads) {
+        int pid = launch(c, "--threads " + threads + " " + file);
+        CounterWorkload w = new CounterWorkload(c, List.of(new Counter(pid, file)));
+        w.awaitProgress(3);
+        return w;
+    }
+
     /**
      * One counting process that listens on 127.0.0.1 and has closed a connection to its listener from the listener's
      * side, so a TIME_WAIT entry holds the port (written to {@code file}.port) for 60 s.

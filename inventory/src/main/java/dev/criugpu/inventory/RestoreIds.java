@@ -9,7 +9,7 @@ import java.nio.file.Path;
 import java.util.Set;
 import java.util.TreeSet;
 
-/** The process and thread ids a restore will create, from pstree.img. */
+/** The process, thread, session and group ids a restore will create, from pstree.img. */
 public final class RestoreIds {
     private RestoreIds() {
     }
@@ -19,6 +19,9 @@ public final class RestoreIds {
         for (PstreeEntry e : PstreeImage.take(imagesDir)) {
             ids.add(e.getPid());
             ids.addAll(e.getThreadsList());
+            // criu makes a helper task for a session or group leader that is not in the tree: it takes that id too
+            if (e.getPgid() > 0) ids.add(e.getPgid());
+            if (e.getSid() > 0) ids.add(e.getSid());
         }
         return ids;
     }

@@ -80,6 +80,14 @@ public interface CriuServices {
         return false;
     }
 
+    /**
+     * In the restore probe: the shim sets ns_last_pid to {@code lastPid} while criu's JVM starts after the probe, so
+     * that its threads take the pids above it (DESIGN rule 3). False where there is no such shim or this is no probe.
+     */
+    default boolean parkRestorePidsAfter(long lastPid) {
+        return false;
+    }
+
     /** Make criu freeze with ptrace interrupts only (needed to wake one thread later); false if unavailable. */
     boolean setCompelInterruptOnlyMode();
 

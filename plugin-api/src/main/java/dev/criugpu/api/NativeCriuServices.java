@@ -170,6 +170,14 @@ final class NativeCriuServices implements CriuServices {
         return true;
     }
 
+    /** The restore probe tells the shim where to park pids while criu's own JVM starts (a shim of this build or later). */
+    @Override
+    public boolean parkRestorePidsAfter(long lastPid) {
+        if (!restoreCheckOnly() || !holds("park_last_pid")) return false;
+        criu_gpu_services.park_last_pid(struct, lastPid);
+        return true;
+    }
+
     /** The memory the shim shares with criu's forked children, where it has any (a restore's JVM after the fork). */
     Optional<MemorySegment> planRegion() {
         if (!holds("plan_region_size")) return Optional.empty();

@@ -271,6 +271,20 @@ class BootstrapTest {
         assertTrue(LOG.stream().anyMatch(l -> l.startsWith("4 recording_plugin: JVM threads after init: ")), LOG.toString());
     }
 
+    /** The probe's threads end with it: it checks none of them, but tells the shim where criu's JVM parks its pids. */
+    @Test
+    void theRestoreProbeParksCriusJvmBelowAWindowFreeOfTheImagesIds() throws Exception {
+        imageDirFd = Syscalls.libc().open(images.toString(), Syscalls.O_RDONLY);
+        long pidMax = PidGuard.pidMax();
+        int top = (int) pidMax - 40; // where the shim's default (1024 below pid_max) would put the JVM's threads
+        FixedTaskIds.ids = Set.of(1, top);
+        criu_gpu_services.flags(services, criu_gpu_services.FLAG_RESTORE_CHECK);
+
+        assertEquals(0, Bootstrap.start(services.address()), LOG.toString());
+        assertEquals(top - 1 - PidGuard.PARK_WINDOW, criu_gpu_services.park_last_pid(services));
+        assertEquals(MemorySegment.NULL, table.getAtIndex(ADDRESS, Hook.PAUSE_DEVICES.id), "the probe serves no hook");
+    }
+
     @Test
     void otherThreadsLinesWaitForTheHookThreadAndEveryLineIsCappedAndPrefixed() throws Throwable {
         assertEquals(0, Bootstrap.start(services.address()));

@@ -61,10 +61,24 @@ class NativeCriuServicesTest {
 
     @Test
     void fieldsAreOnlyEverAppended() {
-        assertEquals(criu_gpu_services.layout().byteSize() - 40, criu_gpu_services.offsetOf("child_plan"));
-        assertEquals(criu_gpu_services.layout().byteSize() - 24, criu_gpu_services.offsetOf("plan_region_size"));
-        assertEquals(criu_gpu_services.layout().byteSize() - 16, criu_gpu_services.offsetOf("exit_status"));
-        assertEquals(criu_gpu_services.layout().byteSize() - 8, criu_gpu_services.offsetOf("launch_helper"));
+        assertEquals(criu_gpu_services.layout().byteSize() - 48, criu_gpu_services.offsetOf("child_plan"));
+        assertEquals(criu_gpu_services.layout().byteSize() - 32, criu_gpu_services.offsetOf("plan_region_size"));
+        assertEquals(criu_gpu_services.layout().byteSize() - 24, criu_gpu_services.offsetOf("exit_status"));
+        assertEquals(criu_gpu_services.layout().byteSize() - 16, criu_gpu_services.offsetOf("launch_helper"));
+        assertEquals(criu_gpu_services.layout().byteSize() - 8, criu_gpu_services.offsetOf("park_last_pid"));
+    }
+
+    /** Only the restore probe tells the shim where to park pids, and only a shim with the field hears it. */
+    @Test
+    void theParkingPointIsWrittenOnlyByTheProbeOfAShimThatHasTheField() {
+        assertFalse(new NativeCriuServices(struct).parkRestorePidsAfter(5000), "not the probe");
+        assertEquals(0, criu_gpu_services.park_last_pid(struct));
+        criu_gpu_services.flags(struct, criu_gpu_services.flags(struct) | criu_gpu_services.FLAG_RESTORE_CHECK);
+        assertTrue(new NativeCriuServices(struct).parkRestorePidsAfter(5000));
+        assertEquals(5000, criu_gpu_services.park_last_pid(struct));
+        criu_gpu_services.size(struct, (int) criu_gpu_services.offsetOf("park_last_pid"));
+        assertFalse(new NativeCriuServices(struct).parkRestorePidsAfter(6000), "a shim of an older build");
+        assertEquals(5000, criu_gpu_services.park_last_pid(struct));
     }
 
     /** The shim's launcher is taken only from a struct that has the field, and only where it is set. */

@@ -39,7 +39,8 @@ public final class criu_gpu_services {
             JAVA_LONG.withName("plan_region_size"),
             JAVA_INT.withName("exit_status"),
             MemoryLayout.paddingLayout(4),
-            ADDRESS.withName("launch_helper")
+            ADDRESS.withName("launch_helper"),
+            JAVA_LONG.withName("park_last_pid")
     ).withName("criu_gpu_services");
 
     private criu_gpu_services() {
@@ -87,8 +88,9 @@ public final class criu_gpu_services {
     public static long plan_region_size(MemorySegment s) { return s.get(JAVA_LONG, offsetOf("plan_region_size")); }
     public static int exit_status(MemorySegment s) { return i32(s, "exit_status"); }
     public static MemorySegment launch_helper(MemorySegment s) { return ptr(s, "launch_helper"); }
+    public static long park_last_pid(MemorySegment s) { return s.get(JAVA_LONG, offsetOf("park_last_pid")); }
 
-    /** Writers: child_plan and exit_status are Java's to fill; the rest are used by tests and AOT training. */
+    /** Writers: child_plan, exit_status and park_last_pid are Java's to fill; the rest are used by tests and AOT training. */
     public static void stage(MemorySegment s, int v) { s.set(JAVA_INT, offsetOf("stage"), v); }
     public static void size(MemorySegment s, int v) { s.set(JAVA_INT, offsetOf("size"), v); }
     public static void flags(MemorySegment s, int v) { s.set(JAVA_INT, offsetOf("flags"), v); }
@@ -97,6 +99,7 @@ public final class criu_gpu_services {
     public static void hook_mask(MemorySegment s, int v) { s.set(JAVA_INT, offsetOf("hook_mask"), v); }
     public static void child_plan(MemorySegment s, MemorySegment v) { set(s, "child_plan", v); }
     public static void exit_status(MemorySegment s, int v) { s.set(JAVA_INT, offsetOf("exit_status"), v); }
+    public static void park_last_pid(MemorySegment s, long v) { s.set(JAVA_LONG, offsetOf("park_last_pid"), v); }
     public static void set(MemorySegment s, String pointerField, MemorySegment v) {
         s.set(ADDRESS, offsetOf(pointerField), v);
     }
