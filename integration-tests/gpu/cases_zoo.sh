@@ -33,6 +33,10 @@ ZOO_ALL_CASES=(
     "managed:1:cuda_zoo.py managed"
     "idle:1:cuda_zoo.py idle"
     "kernel:1:cuda_zoo.py kernel"
+    "ipc-pair:1:cuda_zoo.py ipc-pair"
+    "vmm-fd-pair:1:cuda_zoo.py vmm-fd-pair"
+    "graph-mem-nodes:1:cuda_zoo.py graph-mem-nodes"
+    "green-context:1:cuda_zoo.py green-context"
 )
 
 # zoo_start NAME GPUS PROGRAM ARGS...: starts it, waits for tick 5 ok; sets ROOT, PLOG. Status 1 (ZOO_WHY) when

@@ -12,11 +12,18 @@ it back and compares:
 so a restored process that goes on printing "ok" restores bit-identical. SIGTERM ends it with "exit ticks=N bad=B".
 
 usage: cuda_zoo.py FEATURE [--mib N] [--tick-ms N]
+
+The features that share memory between two processes (ipc-pair, vmm-fd-pair) start this program again as a reader
+(`cuda_zoo.py --reader ipc HANDLE` or `--reader fd FD`): its own context opens what the first process exported; each
+tick the first process asks it, through a pipe, for the digest of what it reads there, so a reader that lost the
+memory makes the tick BAD and one that hangs stops the ticks.
 """
 import argparse
 import ctypes as C
 import hashlib
 import mmap
+import os
+import subprocess
 import sys
 
 import zoo_loop
@@ -31,6 +38,10 @@ CU_MEM_LOCATION_TYPE_DEVICE = 1
 CU_MEM_HANDLE_TYPE_NONE = 0
 CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1
 CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3
+CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 0x1
+CU_STREAM_CAPTURE_MODE_GLOBAL = 0
+CU_DEV_RESOURCE_TYPE_SM = 1
+CU_GREEN_CTX_DEFAULT_STREAM = 0x1
 
 cu = C.CDLL("libcuda.so.1")
 say = zoo_loop.say
@@ -153,6 +164,9 @@ class Feature:
         self.g[0].current()
         d2h(self.back, self.result, self.size)
         return self.back.raw
+
+    def tick(self):
+        return digest(self.step())
 
 
 class Idle(Feature):
@@ -426,16 +440,161 @@ class AsyncPoolIpc(AsyncPool):
     handle_types = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
 
 
+class IpcHandle(C.Structure):      # CUipcMemHandle, passed by value to cuIpcOpenMemHandle
+    _fields_ = [("reserved", C.c_char * 64)]
+
+
+class Reader:
+    """The second process of a pair: what it reads through the shared memory, digested on request."""
+
+    def __init__(self, argv, pass_fds=()):
+        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__)] + argv, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, pass_fds=pass_fds, text=True)
+        line = self.proc.stdout.readline().strip()
+        if line != "reader ready":
+            say(f"error reader {line or 'ended before it was ready'}")
+            sys.exit(3)
+
+    def digest(self):
+        self.proc.stdin.write("tick\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline().strip()
+        if not line:
+            say("error reader ended")
+            sys.exit(3)
+        return line
+
+
+class IpcPair(Feature):
+    """legacy CUDA IPC: a second process (its own context) opens this one's memory (cuIpcOpenMemHandle) and reads it"""
+
+    def setup(self):
+        Feature.setup(self)
+        handle = IpcHandle()
+        check("cuIpcGetMemHandle", C.byref(handle), C.c_uint64(self.src))
+        self.reader = Reader(["--reader", "ipc", C.string_at(C.byref(handle), 64).hex(), "--size", str(self.size)])
+
+    def tick(self):
+        return self.reader.digest()
+
+
+class VmmFdPair(Feature):
+    """cuMem memory exported as a POSIX fd, inherited by a second process that imports and maps it (NCCL's cuMem path
+    shares such fds between ranks)"""
+
+    def setup(self):
+        self.src, handle = vmm_alloc(self.g[0], self.size, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, self.g)
+        h2d(self.src, self.host, self.size)
+        fd = C.c_int(-1)
+        check("cuMemExportToShareableHandle", C.byref(fd), handle, C.c_int(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+              C.c_uint64(0))
+        self.reader = Reader(["--reader", "fd", str(fd.value), "--size", str(self.size)], pass_fds=(fd.value,))
+        os.close(fd.value)
+
+    def tick(self):
+        return self.reader.digest()
+
+
+def reader_main(kind, ref, size):
+    """The reader of a pair: opens the exported memory in a context of its own, then digests it on every request."""
+    check("cuInit", 0)
+    gpu = gpus(1)[0].current()
+    if kind == "ipc":
+        cu.cuIpcOpenMemHandle_v2.argtypes = [C.POINTER(C.c_uint64), IpcHandle, C.c_uint]
+        handle = IpcHandle()
+        C.memmove(C.byref(handle), bytes.fromhex(ref), 64)
+        p = C.c_uint64()
+        check("cuIpcOpenMemHandle_v2", C.byref(p), handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS)
+        src = p.value
+    else:
+        alloc = C.c_uint64()
+        check("cuMemImportFromShareableHandle", C.byref(alloc), C.c_void_p(int(ref)),
+              C.c_int(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR))
+        os.close(int(ref))
+        ptr = C.c_uint64()
+        check("cuMemAddressReserve", C.byref(ptr), C.c_size_t(size), C.c_size_t(0), C.c_uint64(0), C.c_uint64(0))
+        check("cuMemMap", ptr, C.c_size_t(size), C.c_size_t(0), alloc, C.c_uint64(0))
+        desc = AccessDesc(Location(CU_MEM_LOCATION_TYPE_DEVICE, gpu.dev.value), CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+        check("cuMemSetAccess", ptr, C.c_size_t(size), C.byref(desc), C.c_size_t(1))
+        src = ptr.value
+    result, back = gpu.alloc(size), C.create_string_buffer(size)
+    print("reader ready", flush=True)
+    for _ in sys.stdin:
+        check("cuMemsetD8_v2", C.c_uint64(result), C.c_ubyte(0), C.c_size_t(size))
+        d2d(result, src, size)
+        d2h(back, result, size)
+        print(digest(back.raw), flush=True)
+
+
+class GraphMemNodes(Feature):
+    """a CUDA graph captured from a stream with memory nodes (cuMemAllocAsync/cuMemFreeAsync inside the capture): each
+    launch allocates from the graph's own pool, copies the pattern through it and frees it"""
+
+    def setup(self):
+        Feature.setup(self)
+        self.g[0].current()
+        self.stream = C.c_void_p()
+        check("cuStreamCreate", C.byref(self.stream), C.c_uint(0))
+        check("cuStreamBeginCapture_v2", self.stream, C.c_int(CU_STREAM_CAPTURE_MODE_GLOBAL))
+        tmp = C.c_uint64()
+        check("cuMemAllocAsync", C.byref(tmp), C.c_size_t(self.size), self.stream)
+        check("cuMemcpyDtoDAsync_v2", tmp, C.c_uint64(self.src), C.c_size_t(self.size), self.stream)
+        check("cuMemcpyDtoDAsync_v2", C.c_uint64(self.result), tmp, C.c_size_t(self.size), self.stream)
+        check("cuMemFreeAsync", tmp, self.stream)
+        graph = C.c_void_p()
+        check("cuStreamEndCapture", self.stream, C.byref(graph))
+        self.exec = C.c_void_p()
+        check("cuGraphInstantiateWithFlags", C.byref(self.exec), graph, C.c_uint64(0))
+
+    def move(self):
+        check("cuGraphLaunch", self.exec, self.stream)
+        check("cuStreamSynchronize", self.stream)
+
+
+class GreenContext(Feature):
+    """a green context (CUDA 12.4+): half of GPU 0's SMs split off, memory and a kernel of our own run in it"""
+
+    def setup(self):
+        dev = self.g[0].dev
+        whole, part, rest = (C.create_string_buffer(256) for _ in range(3))   # CUdevResource (144 bytes), with room
+        check("cuDeviceGetDevResource", dev, whole, C.c_int(CU_DEV_RESOURCE_TYPE_SM))
+        sms = C.c_uint.from_buffer(whole, 96).value   # after the type and 92 bytes of padding: sm.smCount
+        groups = C.c_uint(1)
+        check("cuDevSmResourceSplitByCount", part, C.byref(groups), whole, rest, C.c_uint(0), C.c_uint(max(8, sms // 2 // 8 * 8)))
+        desc = C.c_void_p()
+        check("cuDevResourceGenerateDesc", C.byref(desc), part, C.c_uint(1))
+        self.green = C.c_void_p()
+        check("cuGreenCtxCreate", C.byref(self.green), desc, dev, C.c_uint(CU_GREEN_CTX_DEFAULT_STREAM))
+        ctx = C.c_void_p()
+        check("cuCtxFromGreenCtx", C.byref(ctx), self.green)
+        self.g[0].ctx = ctx          # every later call of this feature runs in the green context
+        say(f"green context with {C.c_uint.from_buffer(part, 96).value} of {sms} SMs")
+        self.result = self.g[0].alloc(self.size)
+        Feature.setup(self)
+        self.kernel = CopyKernel(self.g[0])
+
+    def move(self):
+        self.g[0].current()
+        self.kernel.run(self.result, self.src, self.size)
+
+
 FEATURES = {
     "idle": Idle, "two-gpus": TwoGpus, "peer": Peer, "peer-enabled-unused": PeerIdle, "vmm": Vmm, "vmm-fd": VmmFd,
     "vmm-peer-access": VmmPeer, "pinned": Pinned, "pinned-portable-2gpu": PinnedPortable,
     "host-registered": HostRegistered, "host-registered-shared": HostRegisteredShared, "managed": Managed,
     "async-pool": AsyncPool, "async-pool-fd": AsyncPoolIpc, "kernel": Kernel, "peer-after-alloc": PeerAfterAlloc,
-    "peer-after-alloc-kernel": PeerAfterAllocKernel,
+    "peer-after-alloc-kernel": PeerAfterAllocKernel, "ipc-pair": IpcPair, "vmm-fd-pair": VmmFdPair,
+    "graph-mem-nodes": GraphMemNodes, "green-context": GreenContext,
 }
 
 
 def main():
+    if sys.argv[1:2] == ["--reader"]:
+        rp = argparse.ArgumentParser()
+        rp.add_argument("--reader", nargs=2, metavar=("KIND", "REF"))
+        rp.add_argument("--size", type=int, required=True)
+        r = rp.parse_args()
+        return reader_main(r.reader[0], r.reader[1], r.size)
     ap = argparse.ArgumentParser()
     ap.add_argument("feature", choices=sorted(FEATURES))
     ap.add_argument("--mib", type=int, default=64)
@@ -446,8 +605,7 @@ def main():
     seed = hashlib.sha256(args.feature.encode()).digest()
     pattern = (seed * (size // len(seed) + 1))[:size]
     feature = FEATURES[args.feature](size, pattern)
-    zoo_loop.run(f"feature={args.feature} gpus={feature.ngpus}", lambda: digest(feature.step()), args.tick_ms,
-                 expected=digest(pattern))
+    zoo_loop.run(f"feature={args.feature} gpus={feature.ngpus}", feature.tick, args.tick_ms, expected=digest(pattern))
 
 
 def digest(data):
