@@ -4,6 +4,7 @@ import dev.criugpu.inventory.images.PstreeEntry;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * pstree.img, read once per restore: the cuda plugin's init reads it for the tasks criu resumes ({@link TreeTasks})
@@ -32,6 +33,14 @@ final class PstreeImage {
         kept = null;
         if (k != null && k.dir().equals(imagesDir.toAbsolutePath().normalize())) return k.entries();
         return readFile(imagesDir);
+    }
+
+    /** What {@link #readAndKeep} kept for this directory (once), without reading the file. */
+    static synchronized Optional<List<PstreeEntry>> takeKept(Path imagesDir) {
+        Kept k = kept;
+        kept = null;
+        return k != null && k.dir().equals(imagesDir.toAbsolutePath().normalize()) ? Optional.of(k.entries())
+                : Optional.empty();
     }
 
     private static List<PstreeEntry> readFile(Path imagesDir) throws ImageException {
