@@ -1,6 +1,6 @@
 package dev.criugpu.amdgpu;
 
-import dev.criugpu.amdgpu.kfd.KfdFile;
+import dev.criugpu.amdgpu.sys.KfdFile;
 import dev.criugpu.amdgpu.topology.KfdNode;
 import dev.criugpu.amdgpu.topology.NodeProperty;
 import dev.criugpu.amdgpu.topology.SysfsTopologyReader;

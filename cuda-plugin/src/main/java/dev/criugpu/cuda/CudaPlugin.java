@@ -14,7 +14,7 @@ import dev.criugpu.api.plan.ChildPlan;
 import dev.criugpu.api.sys.Syscalls;
 import dev.criugpu.cuda.backend.BackendSelection;
 import dev.criugpu.cuda.backend.CudaBackend;
-import dev.criugpu.cuda.backend.DriverBackend;
+import dev.criugpu.cuda.sys.DriverBackend;
 import dev.criugpu.cuda.config.CriuCommandLine;
 import dev.criugpu.cuda.config.PluginConfig;
 import dev.criugpu.cuda.gpu.GpuInfo;

@@ -6,7 +6,7 @@ import dev.criugpu.api.Errno;
 import dev.criugpu.cuda.agent.AgentClient;
 import dev.criugpu.cuda.backend.BackendSelection;
 import dev.criugpu.cuda.backend.CudaBackend;
-import dev.criugpu.cuda.backend.DriverBackend;
+import dev.criugpu.cuda.sys.DriverBackend;
 import dev.criugpu.cuda.config.CriuCommandLine;
 import dev.criugpu.cuda.config.PluginConfig;
 import dev.criugpu.cuda.gpu.GpuMemory;

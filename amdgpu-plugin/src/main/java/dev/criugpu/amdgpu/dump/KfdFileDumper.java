@@ -9,7 +9,7 @@ import dev.criugpu.amdgpu.images.proto.KfdBoEntry;
 import dev.criugpu.amdgpu.kfd.BoBucket;
 import dev.criugpu.amdgpu.kfd.DeviceBucket;
 import dev.criugpu.amdgpu.kfd.KfdCheckpoint;
-import dev.criugpu.amdgpu.kfd.KfdFile;
+import dev.criugpu.amdgpu.sys.KfdFile;
 import dev.criugpu.amdgpu.kfd.ProcessInfo;
 import dev.criugpu.amdgpu.topology.Topology;
 import dev.criugpu.api.CriuException;

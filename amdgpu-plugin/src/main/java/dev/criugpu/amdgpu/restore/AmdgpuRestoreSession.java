@@ -3,7 +3,7 @@ package dev.criugpu.amdgpu.restore;
 import dev.criugpu.amdgpu.AmdgpuHost;
 import dev.criugpu.amdgpu.dump.MaxBufferSize;
 import dev.criugpu.amdgpu.images.AmdgpuImages;
-import dev.criugpu.amdgpu.kfd.KfdFile;
+import dev.criugpu.amdgpu.sys.KfdFile;
 import dev.criugpu.amdgpu.topology.SysfsTopologyReader;
 import dev.criugpu.amdgpu.topology.Topology;
 import dev.criugpu.api.CriuException;

@@ -5,7 +5,7 @@ import dev.criugpu.amdgpu.images.proto.CriuKfd;
 import dev.criugpu.amdgpu.images.proto.KfdBoEntry;
 import dev.criugpu.amdgpu.images.proto.KfdDeviceEntry;
 import dev.criugpu.amdgpu.kfd.BoBucket;
-import dev.criugpu.amdgpu.kfd.KfdFile;
+import dev.criugpu.amdgpu.sys.KfdFile;
 import dev.criugpu.amdgpu.topology.GpuMapping;
 import dev.criugpu.amdgpu.topology.Topology;
 import dev.criugpu.amdgpu.sys.KfdRestoreArgs;

@@ -8,7 +8,7 @@ import dev.criugpu.amdgpu.images.ImageNames;
 import dev.criugpu.amdgpu.images.proto.CriuKfd;
 import dev.criugpu.amdgpu.kfd.BoBucket;
 import dev.criugpu.amdgpu.kfd.KfdCheckpoint;
-import dev.criugpu.amdgpu.kfd.KfdFile;
+import dev.criugpu.amdgpu.sys.KfdFile;
 import dev.criugpu.amdgpu.restore.BoRefiller;
 import dev.criugpu.amdgpu.restore.RefillRequest;
 import dev.criugpu.amdgpu.restore.RestorePlan;

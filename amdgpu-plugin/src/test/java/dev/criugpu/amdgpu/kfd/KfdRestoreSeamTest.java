@@ -1,5 +1,6 @@
 package dev.criugpu.amdgpu.kfd;
 
+import dev.criugpu.amdgpu.sys.KfdFile;
 import dev.criugpu.amdgpu.bindings.kfd_ioctl_h;
 import dev.criugpu.amdgpu.testing.KfdSimulator;
 import dev.criugpu.api.CriuException;

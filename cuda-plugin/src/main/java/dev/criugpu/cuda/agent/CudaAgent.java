@@ -6,7 +6,7 @@ import dev.criugpu.api.Threads;
 import dev.criugpu.cuda.backend.BackendSelection;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
-import dev.criugpu.cuda.backend.DriverBackend;
+import dev.criugpu.cuda.sys.DriverBackend;
 import dev.criugpu.cuda.config.PluginConfig;
 
 import java.io.IOException;

@@ -1,5 +1,6 @@
 package dev.criugpu.cuda.backend;
 
+import dev.criugpu.cuda.sys.DriverBackend;
 import dev.criugpu.cuda.config.PluginConfig.BackendChoice;
 
 import java.nio.file.Path;

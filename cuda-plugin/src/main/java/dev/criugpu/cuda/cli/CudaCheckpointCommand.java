@@ -3,7 +3,7 @@ package dev.criugpu.cuda.cli;
 import dev.criugpu.cuda.backend.BackendSelection;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
-import dev.criugpu.cuda.backend.DriverBackend;
+import dev.criugpu.cuda.sys.DriverBackend;
 import dev.criugpu.cuda.bindings.cuda_h;
 import dev.criugpu.cuda.config.PluginConfig;
 import dev.criugpu.cuda.gpu.GpuPair;

@@ -1,7 +1,7 @@
 package dev.criugpu.cuda.agent;
 
 import dev.criugpu.cuda.backend.CudaCallException;
-import dev.criugpu.cuda.backend.DriverBackend;
+import dev.criugpu.cuda.sys.DriverBackend;
 import org.junit.jupiter.api.Test;
 
 import java.util.concurrent.atomic.AtomicInteger;

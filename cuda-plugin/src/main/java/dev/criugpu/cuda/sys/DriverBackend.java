@@ -1,5 +1,7 @@
-package dev.criugpu.cuda.backend;
+package dev.criugpu.cuda.sys;
 
+import dev.criugpu.cuda.backend.CudaBackend;
+import dev.criugpu.cuda.backend.CudaCallException;
 import dev.criugpu.cuda.bindings.CUcheckpointCheckpointArgs;
 import dev.criugpu.cuda.bindings.CUcheckpointGpuPair;
 import dev.criugpu.cuda.bindings.CUcheckpointLockArgs;

@@ -1,10 +1,14 @@
-package dev.criugpu.amdgpu.kfd;
+package dev.criugpu.amdgpu.sys;
 
 import dev.criugpu.amdgpu.bindings.kfd_criu_bo_bucket;
 import dev.criugpu.amdgpu.bindings.kfd_criu_device_bucket;
 import dev.criugpu.amdgpu.bindings.kfd_ioctl_criu_args;
 import dev.criugpu.amdgpu.bindings.kfd_ioctl_get_version_args;
 import dev.criugpu.amdgpu.bindings.kfd_ioctl_h;
+import dev.criugpu.amdgpu.kfd.BoBucket;
+import dev.criugpu.amdgpu.kfd.DeviceBucket;
+import dev.criugpu.amdgpu.kfd.KfdCheckpoint;
+import dev.criugpu.amdgpu.kfd.ProcessInfo;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
 import dev.criugpu.api.sys.Syscalls;
