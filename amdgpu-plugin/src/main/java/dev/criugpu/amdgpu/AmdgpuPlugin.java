@@ -79,6 +79,20 @@ public final class AmdgpuPlugin implements CriuPlugin {
         return 0;
     }
 
+    /** The restore probe's part: the images' GPUs must match this host's and the restore's plan must build. */
+    @Override
+    public int checkRestore(CriuServices services) {
+        Optional<Path> images = services.imageDir();
+        if (images.isEmpty() || services.inventoryClaim() == InventoryClaim.NOT_LISTED) return 0;
+        try {
+            AmdgpuRestoreSession.check(hosts.apply(services), images.get());
+            return 0;
+        } catch (CriuException e) {
+            log.error("cannot restore AMD GPU state: {}", e.getMessage());
+            return -Math.abs(e.errno());
+        }
+    }
+
     @Override
     public void exit(Stage stage, int ret) {
         if (restore != null) restore.close();

@@ -14,7 +14,6 @@ import dev.criugpu.api.plan.ChildPlan;
 import dev.criugpu.api.sys.Syscalls;
 import dev.criugpu.cuda.backend.BackendSelection;
 import dev.criugpu.cuda.backend.CudaBackend;
-import dev.criugpu.cuda.sys.DriverBackend;
 import dev.criugpu.cuda.config.CriuCommandLine;
 import dev.criugpu.cuda.config.PluginConfig;
 import dev.criugpu.cuda.gpu.GpuInfo;
@@ -25,6 +24,7 @@ import dev.criugpu.cuda.agent.AgentClient;
 import dev.criugpu.cuda.agent.AgentWarmUp;
 import dev.criugpu.cuda.inherited.InheritedDevices;
 import dev.criugpu.cuda.inherited.InheritedPlan;
+import dev.criugpu.cuda.sys.DriverBackend;
 import dev.criugpu.cuda.sys.RestoreThreads;
 import dev.criugpu.inventory.ImageException;
 import org.slf4j.Logger;
@@ -101,9 +101,7 @@ public final class CudaPlugin implements CriuPlugin {
 
     @Override
     public int init(Stage stage, CriuServices services) {
-        CudaPhase.Prepared prepared = phase instanceof CudaPhase.Prepared p ? p
-                : new CudaPhase.Prepared(Optional.empty(), Optional.empty());
-        phase = CudaPhase.IDLE;
+        CudaPhase.Prepared prepared = takePrepared();
         try {
             phase = initOrThrow(stage, services, prepared);
             return 0;
@@ -114,36 +112,77 @@ public final class CudaPlugin implements CriuPlugin {
         }
     }
 
+    /** The restore probe's part: refuses a restore that cannot succeed here, frees the job's listen ports once. */
+    @Override
+    public int checkRestore(CriuServices services) {
+        CudaPhase.Prepared prepared = takePrepared();
+        try {
+            PluginConfig config = config(services);
+            restoreBackend(services, config, prepared).ifPresent(backend ->
+                    RestoreStart.check(services, config, backend, prepared.probes()));
+            return 0;
+        } finally {
+            prepared.agent().ifPresent(AgentStart::giveUp);
+            prepared.probes().ifPresent(RestoreProbes::settle);
+        }
+    }
+
+    private CudaPhase.Prepared takePrepared() {
+        CudaPhase.Prepared prepared = phase instanceof CudaPhase.Prepared p ? p
+                : new CudaPhase.Prepared(Optional.empty(), Optional.empty());
+        phase = CudaPhase.IDLE;
+        return prepared;
+    }
+
     private CudaPhase initOrThrow(Stage stage, CriuServices services, CudaPhase.Prepared prepared) {
         if (stage == Stage.PRE_DUMP) {
             log.info("disabled for pre-dump: GPU memory is dumped only by a full dump");
             return CudaPhase.IDLE;
         }
-        PluginConfig config;
-        try {
-            config = PluginConfig.load(System.getenv(), cfgFile(services.pluginDir()));
-            config.backend();
-        } catch (IllegalArgumentException e) {
-            throw new CriuException(Errno.EINVAL, e.getMessage());
+        PluginConfig config = config(services);
+        if (stage == Stage.RESTORE) {
+            return restoreBackend(services, config, prepared)
+                    .<CudaPhase>map(backend -> RestoreStart.start(services, config, backend, prepared.probes()))
+                    .orElse(CudaPhase.IDLE);
         }
-        if (stage == Stage.RESTORE && services.inventoryClaim() == InventoryClaim.NOT_LISTED) {
-            log.debug("the image holds no CUDA state");
-            return CudaPhase.IDLE;
-        }
-        if (stage == Stage.DUMP && config.guard()) return DumpStart.throughAgent(services, config, prepared.agent());
-        BackendSelection selection = stage == Stage.RESTORE && prepared.probes().isPresent() ? prepared.probes().get().backend()
-                : BackendSelection.choose(config.backend(), DriverBackend::probe, System.getenv("PATH"));
+        if (config.guard()) return DumpStart.throughAgent(services, config, prepared.agent());
+        BackendSelection selection = BackendSelection.choose(config.backend(), DriverBackend::probe, System.getenv("PATH"));
         if (selection.chosen().isEmpty()) {
-            if (stage == Stage.RESTORE && services.inventoryClaim() == InventoryClaim.LISTED) {
-                throw new CriuException(Errno.ENODEV, "the image holds CUDA state but it cannot be restored here: " + selection.reason());
-            }
             log.info("disabled: {}", selection.reason());
             return CudaPhase.IDLE;
         }
-        CudaBackend backend = selection.backend();
         log.info("{} ({} work per task)", selection.reason(), config.parallel() ? "parallel" : "sequential");
-        return stage == Stage.DUMP ? DumpStart.inCriu(services, config, backend)
-                : RestoreStart.start(services, config, backend, prepared.probes());
+        return DumpStart.inCriu(services, config, selection.backend());
+    }
+
+    private static PluginConfig config(CriuServices services) {
+        try {
+            PluginConfig config = PluginConfig.load(System.getenv(), cfgFile(services.pluginDir()));
+            config.backend();
+            return config;
+        } catch (IllegalArgumentException e) {
+            throw new CriuException(Errno.EINVAL, e.getMessage());
+        }
+    }
+
+    /** The backend a restore works with; empty where the image holds no CUDA state or none is needed and none works. */
+    private static Optional<CudaBackend> restoreBackend(CriuServices services, PluginConfig config,
+                                                        CudaPhase.Prepared prepared) {
+        if (services.inventoryClaim() == InventoryClaim.NOT_LISTED) {
+            log.debug("the image holds no CUDA state");
+            return Optional.empty();
+        }
+        BackendSelection selection = prepared.probes().isPresent() ? prepared.probes().get().backend()
+                : BackendSelection.choose(config.backend(), DriverBackend::probe, System.getenv("PATH"));
+        if (selection.chosen().isEmpty()) {
+            if (services.inventoryClaim() == InventoryClaim.LISTED) {
+                throw new CriuException(Errno.ENODEV, "the image holds CUDA state but it cannot be restored here: " + selection.reason());
+            }
+            log.info("disabled: {}", selection.reason());
+            return Optional.empty();
+        }
+        log.info("{} ({} work per task)", selection.reason(), config.parallel() ? "parallel" : "sequential");
+        return Optional.of(selection.backend());
     }
 
     @Override

@@ -22,8 +22,9 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * A restore's init: the images read, a restore that cannot succeed here refused before criu creates any task, the
- * stand-ins for inherited device files handed to criu's children, the job's listen ports freed.
+ * A restore's two steps: the probe's check (the images read, a restore that cannot succeed here refused before criu
+ * creates any task, the job's listen ports freed) and criu's init after the fork (the same session, and the stand-ins
+ * for inherited device files handed to criu's children).
  */
 final class RestoreStart {
     private static final Logger log = LoggerFactory.getLogger(RestoreStart.class);
@@ -31,9 +32,50 @@ final class RestoreStart {
     private RestoreStart() {
     }
 
-    /** The phase the restore's hooks work in; {@link CudaPhase#IDLE} for the restore probe, whose verdict is all. */
+    /**
+     * The restore probe's check: the images read, the session built, a restore that cannot succeed here refused before
+     * criu creates any task (the images stay as they are, and a restore with another map can follow), the job's listen
+     * ports freed once.
+     */
+    static void check(CriuServices services, PluginConfig config, CudaBackend backend, Optional<RestoreProbes> probes) {
+        Path dir = imagesDir(services);
+        opened(dir, services, config, backend, probes);
+        ListenPorts.free(dir, CriuCommandLine.ofSelfOrDefault());
+    }
+
+    /**
+     * criu's restore init: the same refusal where no probe ran (criu older than 4.2: then the ports are freed here),
+     * then the stand-ins for inherited device files handed to criu's children; the phase the restore's hooks work in.
+     */
     static CudaPhase start(CriuServices services, PluginConfig config, CudaBackend backend, Optional<RestoreProbes> probes) {
-        Path dir = services.imageDir().orElseThrow(() -> new CriuException(Errno.EINVAL, "criu gave no images directory"));
+        Path dir = imagesDir(services);
+        Opened opened = opened(dir, services, config, backend, probes);
+        if (!services.afterRestoreProbe()) ListenPorts.free(dir, CriuCommandLine.ofSelfOrDefault());
+        Optional<ChildPlan> childPlan = opened.images().inherited().map(entry -> {
+            ChildPlan plan = new ChildPlan("cuda");
+            InheritedPlan.addTo(plan, entry);
+            if (!services.setChildExecutor(plan)) {
+                throw new CriuException(Errno.ENOTSUP, dir.resolve(InheritedDevices.IMAGE) + ": the restored tasks "
+                        + "hold NVIDIA device files inherited without CUDA state, and this shim cannot run their "
+                        + "stand-ins in criu's children (mismatched build)");
+            }
+            log.info("{} inherited /dev/nvidia* file(s){} get stand-ins", entry.getFilesCount(),
+                    entry.getMappings() ? " and mappings" : "");
+            return plan;
+        });
+        return new CudaPhase.Restoring(opened.session(), childPlan);
+    }
+
+    private record Opened(RestoreImages images, RestoreSession session) {
+    }
+
+    private static Path imagesDir(CriuServices services) {
+        return services.imageDir().orElseThrow(() -> new CriuException(Errno.EINVAL, "criu gave no images directory"));
+    }
+
+    /** The images read and the session built; throws, naming why, where this restore cannot succeed here. */
+    private static Opened opened(Path dir, CriuServices services, PluginConfig config, CudaBackend backend,
+                                 Optional<RestoreProbes> probes) {
         try {
             RestoreImages images = probes.isPresent() ? probes.get().images(dir) : null;
             if (images == null) images = RestoreImages.read(dir);
@@ -46,27 +88,11 @@ final class RestoreStart {
                     config.parallel(), probes.isPresent() ? probes.get()::freeMib : GpuMemory::freeMib);
             log.info("{} CUDA task record(s) in {}", records.size(), dir);
             // refused here, before criu creates any task, rather than in RESUME_DEVICES_LATE, where a failure costs
-            // the restored tree: the images stay as they are and a restore with another map can follow
+            // the restored tree
             session.blockingError().ifPresent(why -> {
                 throw new CriuException(Errno.ENODEV, "CUDA restore refused, nothing was restored: " + why);
             });
-            // before criu forks the first task, once: in the probe (a copy of criu, before that fork), or here where
-            // no probe ran
-            if (!services.afterRestoreProbe()) ListenPorts.free(dir, CriuCommandLine.ofSelfOrDefault());
-            if (services.restoreCheckOnly()) return CudaPhase.IDLE;
-            Optional<ChildPlan> childPlan = images.inherited().map(entry -> {
-                ChildPlan plan = new ChildPlan("cuda");
-                InheritedPlan.addTo(plan, entry);
-                if (!services.setChildExecutor(plan)) {
-                    throw new CriuException(Errno.ENOTSUP, dir.resolve(InheritedDevices.IMAGE) + ": the restored tasks "
-                            + "hold NVIDIA device files inherited without CUDA state, and this shim cannot run their "
-                            + "stand-ins in criu's children (mismatched build)");
-                }
-                log.info("{} inherited /dev/nvidia* file(s){} get stand-ins", entry.getFilesCount(),
-                        entry.getMappings() ? " and mappings" : "");
-                return plan;
-            });
-            return new CudaPhase.Restoring(session, childPlan);
+            return new Opened(images, session);
         } catch (ImageException e) {
             throw new CriuException(Errno.EIO, e.getMessage());
         } catch (IllegalArgumentException e) {

@@ -136,12 +136,16 @@ public final class Bootstrap {
         CriuLog.register(plugin.getClass().getPackageName(), services);
         CriuExit.bind(services);
         services.planRegion().ifPresent(PlanMemory::shareWithChildren);
-        if (services.restoreCheckOnly()) Faults.stall(services, "restore-probe");
+        if (services.restoreCheckOnly()) {
+            // the probe's verdict is all it gives, with where criu's JVM parks its pids: its threads end with it,
+            // before criu forks (DESIGN rule 1)
+            Faults.stall(services, "restore-probe");
+            int rc = plugin.checkRestore(services);
+            if (rc == 0) PidGuard.chooseParking(services);
+            return rc;
+        }
         int rc = plugin.init(services.stage(), services);
-        // the probe's verdict is all it gives, with where criu's JVM parks its pids: its threads end with it, before
-        // criu forks (DESIGN rule 1)
-        if (rc == 0 && services.restoreCheckOnly() && services.stage() == Stage.RESTORE) PidGuard.chooseParking(services);
-        if (rc != 0 || services.restoreCheckOnly()) return rc;
+        if (rc != 0) return rc;
         if (services.stage() == Stage.RESTORE) PidGuard.checkRestore(services);
         stubs(plugin).install(new HookDispatcher(plugin, services), services.hookTable(), services.criuHookCount());
         return 0;

@@ -51,9 +51,22 @@ public interface CriuPlugin {
 
     /**
      * Called once the JVM serves this plugin in a criu command. Returns 0, or a negative errno to fail the
-     * command (a restore that needs hardware this host lacks, say).
+     * command (a restore that needs hardware this host lacks, say). A restore's init runs in criu after criu cloned
+     * the restore's first task (POST_FORKING, DESIGN rule 1), where {@link #checkRestore} ran before in the restore
+     * probe ({@link CriuServices#afterRestoreProbe}); with a criu older than 4.2 it runs alone, before any fork.
      */
     default int init(Stage stage, CriuServices services) {
+        return 0;
+    }
+
+    /**
+     * Runs in the restore probe, in place of init: a copy of criu, forked before criu forks anything, with a JVM of its
+     * own, that exits once this returns (DESIGN rule 1). Decides whether this restore can be carried out here, and
+     * refuses it (a negative errno, the reason logged) while the images and pids are untouched. Outside its own
+     * process it does only what must happen before criu forks, once (freeing the job's listen ports); nothing it makes
+     * (a plan, an fdstore entry, a file, a thread) lasts. criu's {@link #init} of the restore follows, in criu.
+     */
+    default int checkRestore(CriuServices services) {
         return 0;
     }
 

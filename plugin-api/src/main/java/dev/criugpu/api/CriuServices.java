@@ -26,18 +26,15 @@ public interface CriuServices {
     }
 
     /**
-     * This init runs in the shim's restore probe: a copy of criu, forked before criu forks anything, that exits after
-     * init (DESIGN rule 1). The plugin decides whether the restore can be carried out, and refuses it if not; outside
-     * its own process it changes only what must be done before criu forks, once (the job's listen ports freed of
-     * TIME_WAIT entries): no plan, no fdstore entries, no files. criu's own init runs again, for real, at
-     * POST_FORKING ({@link #afterRestoreProbe}).
+     * This JVM runs in the shim's restore probe: a copy of criu, forked before criu forks anything, that exits once
+     * the bootstrap has run {@link CriuPlugin#checkRestore} in place of init (DESIGN rule 1).
      */
     default boolean restoreCheckOnly() {
         return false;
     }
 
     /**
-     * This restore init runs in criu after the restore probe ran the same init in check-only mode (DESIGN rule 1):
+     * This restore init runs in criu after the restore probe ran {@link CriuPlugin#checkRestore} (DESIGN rule 1):
      * what the probe did once outside its own process (such as freeing the job's listen ports) is done.
      */
     default boolean afterRestoreProbe() {

@@ -281,8 +281,20 @@ class BootstrapTest {
         criu_gpu_services.flags(services, criu_gpu_services.FLAG_RESTORE_CHECK);
 
         assertEquals(0, Bootstrap.start(services.address()), LOG.toString());
+        assertEquals(List.of("checkRestore LISTED"), RecordingPlugin.CALLS, "the probe checks; it does not init");
         assertEquals(top - 1 - PidGuard.PARK_WINDOW, criu_gpu_services.park_last_pid(services));
         assertEquals(MemorySegment.NULL, table.getAtIndex(ADDRESS, Hook.PAUSE_DEVICES.id), "the probe serves no hook");
+    }
+
+    @Test
+    void theProbesRefusalIsItsVerdictAndParksNothing() throws Exception {
+        imageDirFd = Syscalls.libc().open(images.toString(), Syscalls.O_RDONLY);
+        criu_gpu_services.flags(services, criu_gpu_services.FLAG_RESTORE_CHECK);
+        RecordingPlugin.initResult = -Errno.ENODEV;
+
+        assertEquals(-Errno.ENODEV, Bootstrap.start(services.address()));
+        assertEquals(List.of("checkRestore LISTED"), RecordingPlugin.CALLS);
+        assertEquals(0, criu_gpu_services.park_last_pid(services));
     }
 
     @Test

@@ -42,6 +42,12 @@ public final class RecordingPlugin implements CriuPlugin {
     }
 
     @Override
+    public int checkRestore(CriuServices services) {
+        CALLS.add("checkRestore " + services.inventoryClaim());
+        return initResult;
+    }
+
+    @Override
     public void exit(Stage stage, int ret) {
         CALLS.add("exit " + stage + " " + ret);
     }

@@ -50,14 +50,19 @@ public final class AmdgpuRestoreSession implements AutoCloseable {
     }
 
     /** Empty when the images hold no AMD file (then the plugin has nothing to do). */
+    /**
+     * The restore probe's check: the images' GPUs must match this host's and the plan must build; no channel, file or
+     * thread of it is made (throws, naming why, where it cannot).
+     */
+    public static void check(AmdgpuHost host, Path imagesDir) {
+        if (!holdsAmdgpuFiles(imagesDir)) return;
+        Topology local = new SysfsTopologyReader(host.topologyRoot()).read("Local");
+        RestorePlan.build(new AmdgpuImages(imagesDir), local, host.env(), log::error, fileId -> -1).close();
+    }
+
     public static Optional<AmdgpuRestoreSession> open(AmdgpuHost host, CriuServices services, Path imagesDir) {
         if (!holdsAmdgpuFiles(imagesDir)) return Optional.empty();
         Topology local = new SysfsTopologyReader(host.topologyRoot()).read("Local");
-        if (services.restoreCheckOnly()) {
-            // the shim's probe: the GPUs must match and the plan must build; no channel, file or thread of it
-            RestorePlan.build(new AmdgpuImages(imagesDir), local, host.env(), log::error, fileId -> -1).close();
-            return Optional.empty();
-        }
         RefillChannels channels = new RefillChannels(host.fdstore().orElseThrow(() -> new CriuException(Errno.ENOTSUP,
                 "this criu has no fdstore: criu 4.2 or newer is needed to restore AMD GPU state")));
         RestorePlan plan = null;
