@@ -68,11 +68,14 @@ public final class Training {
             // A one-task pstree.img, so a restore bootstrap reads an image as it does inside criu.
             Files.write(images.resolve("pstree.img"), MINIMAL_PSTREE);
             imageDirFd = Syscalls.libc().open(images.toString(), Syscalls.O_RDONLY);
-            for (Stage stage : List.of(Stage.DUMP, Stage.RESTORE)) {
+            // a dump, a restore's probe (checkRestore), a restore's init in criu
+            for (int run = 0; run < 3; run++) {
+                Stage stage = run == 0 ? Stage.DUMP : Stage.RESTORE;
                 for (CriuPlugin plugin : Plugins.all()) {
                     MemorySegment s = arena.allocate(criu_gpu_services.layout());
                     criu_gpu_services.size(s, (int) criu_gpu_services.layout().byteSize());
                     criu_gpu_services.stage(s, stage.id);
+                    if (run == 1) criu_gpu_services.flags(s, criu_gpu_services.FLAG_RESTORE_CHECK);
                     criu_gpu_services.inventory_claim(s, (stage == Stage.RESTORE ? InventoryClaim.NOT_LISTED
                             : InventoryClaim.NONE).ordinal());
                     criu_gpu_services.hook_mask(s, Hook.mask(plugin.hooks()));
@@ -87,7 +90,8 @@ public final class Training {
                     Bootstrap.prepare(plugin.name(), stage.id, args.length > 0 ? args[0] : ".",
                             "/proc/self/fd/" + imageDirFd, null);
                     int rc = Bootstrap.start(s.address());
-                    out.println("training: " + plugin.name() + " " + stage + " bootstrap returned " + rc);
+                    out.println("training: " + plugin.name() + " " + stage + (run == 1 ? " probe" : "")
+                            + " bootstrap returned " + rc);
                     // the warm-up thread nobody waits for may not be through when the cache is written: made here too
                     plugin.warmUp(stage);
                     MemorySegment exit = table.getAtIndex(ADDRESS, Hook.EXIT_SLOT);
