@@ -7,8 +7,9 @@
 # pinned so that nothing else comes from there unasked), Docker, debootstrap, gcc, make, Maven, the headers the
 # layout tests read, and the build dependencies of upstream criu (integration-tests/upstream/build-upstream.sh).
 # It starts dockerd if no daemon answers (left running) and builds the local criu images (criu 4.2.1 and 4.1.1,
-# podman, and zdtm: CRIU's own test suite, which ZdtmIT runs with and without our plugins). Then it runs
-# `mvn -B install` with CI set, so that an unusable Docker fails the criu tests instead of skipping them.
+# podman, zdtm: CRIU's own test suite, which ZdtmIT runs with and without our plugins, and criu 4.3 from Debian
+# experimental, with and without zdtm). Then it runs `mvn -B install` with CI set, so that an unusable Docker fails
+# the criu tests instead of skipping them, and the criu tests a second time against criu 4.3.
 # Not as root it installs nothing: it names each missing thing in one line and exits 1.
 # Env: DEBIAN_MIRROR (default http://deb.debian.org/debian) for the trixie source.
 set -euo pipefail
@@ -181,7 +182,16 @@ log "the CRI node image (containerd, runc, criu from Debian sid)"
 integration-tests/cri/build-image.sh
 log "running the build and all tests: JAVA_HOME=$JDK CI=$CI mvn -B install $*"
 JAVA_HOME="$JDK" mvn -B install "$@"
-log "build and all tests passed"
+log "build and all tests passed against criu 4.2.1 (and 4.1.1 where named)"
+# criu 4.3 (Debian experimental): the criu ITs again, on the 4.3 images, but for those that run only on 4.2.1's
+# podman, CRI and Debian-package images, 4.1.1's compatibility test, and the layout test (it covers every image
+# already); zdtm in its namespace flavour (with and without the plugins, forced 5 times). Reports in
+# integration-tests/target/failsafe-reports-criu-4.3.
+CRIU43_ITS='*IT,!Criu411CompatIT,!LayoutConformanceIT,!dev/criugpu/it/ship/**,!dev/criugpu/it/cri/**'
+log "the criu integration tests against criu 4.3: mvn -B verify -pl integration-tests -Dcriugpu.criu=4.3 $*"
+JAVA_HOME="$JDK" mvn -B verify -pl integration-tests -Dcriugpu.criu=4.3 -Dit.reports.suffix=-criu-4.3 \
+    -Dzdtm.flavours=ns -Dtest=NONE -Dsurefire.failIfNoSpecifiedTests=false -Dit.test="$CRIU43_ITS" "$@"
+log "the criu integration tests passed against criu 4.3"
 # a check that could not run here passes silently in Maven's summary: each one gets a line
 if command -v python3 >/dev/null; then
     python3 integration-tests/tests-not-run.py . | while read -r line; do log "$line"; done

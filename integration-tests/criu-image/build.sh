@@ -7,11 +7,15 @@
 #                               storage (overlay cannot nest here): podman checkpoint/restore (PodmanCheckpointIT)
 #   criu-java-gpu/zdtm:4.2.1  the sid image plus CRIU's own test suite zdtm, from Debian's criu 4.2.1 source (the
 #                             orig tarball upstream/fetch-source.sh fetches), built in /opt/criu-4.2.1/test (ZdtmIT)
+#   criu-java-gpu/criu:4.3    the sid image with criu 4.3 from Debian experimental (17 plugin hooks: RESTORE_INIT,
+#                             DUMP_DEVICES_LATE, UPDATE_INETSK, DUMP_FINISH), for the ITs run with -Dcriugpu.criu=4.3
+#   criu-java-gpu/zdtm:4.3    the zdtm image with that criu 4.3 in place of 4.2.1 (zdtm 4.2.1's tests, criu 4.3)
 # An image is rebuilt only when its recipe (suite, packages, this script) changed: the recipe hash is stored
 # in the image label dev.criugpu.recipe (for podman and zdtm, together with the id of the sid image they derive
 # from, and for zdtm the sha256 of the criu source).
 #
-# Usage: build.sh [sid|trixie|podman|zdtm ...]   (default: all four; podman and zdtm build sid first)
+# Usage: build.sh [sid|trixie|podman|zdtm|criu43|zdtm43 ...]   (default: all six; the derived ones build sid first,
+#        zdtm43 zdtm first)
 # Env:   DEBIAN_MIRROR (default http://deb.debian.org/debian), CRIU_IMAGE_FORCE=1 rebuilds regardless.
 set -euo pipefail
 
@@ -29,7 +33,9 @@ image_for_suite() {
         trixie) echo "criu-java-gpu/criu:4.1.1" ;;
         podman) echo "criu-java-gpu/podman:4.2.1" ;;
         zdtm) echo "criu-java-gpu/zdtm:4.2.1" ;;
-        *) echo "build.sh: unknown suite '$1' (expected sid, trixie, podman or zdtm)" >&2; return 2 ;;
+        criu43) echo "criu-java-gpu/criu:4.3" ;;
+        zdtm43) echo "criu-java-gpu/zdtm:4.3" ;;
+        *) echo "build.sh: unknown suite '$1' (expected sid, trixie, podman, zdtm, criu43 or zdtm43)" >&2; return 2 ;;
     esac
 }
 
@@ -73,13 +79,13 @@ build_suite() {
     echo "build.sh: built $image (criu $version)"
 }
 
-# The podman and zdtm images are the sid image with more installed by apt inside it (no second debootstrap); main
-# builds sid first.
-# build_derived NAME PACKAGES SCRIPT HASH_EXTRA [docker run args]: SCRIPT runs after apt, in the container.
+# The other images are the sid image (zdtm43: the zdtm image) with more installed by apt inside it (no second
+# debootstrap); main builds what they derive from first.
+# build_derived NAME BASE PACKAGES SCRIPT HASH_EXTRA [docker run args]: SCRIPT runs after apt, in the container.
 build_derived() {
-    local name="$1" packages="$2" script="$3" extra="$4" base image hash container
-    shift 4
-    base="$(image_for_suite sid)"
+    local name="$1" base="$2" packages="$3" script="$4" extra="$5" image hash container
+    shift 5
+    base="$(image_for_suite "$base")"
     image="$(image_for_suite "$name")"
     hash="$({ echo "base=$(docker image inspect -f '{{.Id}}' "$base")"; echo "packages=$packages"; echo "$extra"
               cat "$SELF"; } | sha256sum | cut -c1-16)"
@@ -105,7 +111,7 @@ build_derived() {
 }
 
 build_podman() {
-    build_derived podman "$PODMAN_PACKAGES" "printf '[storage]\ndriver = \"vfs\"\n' >/etc/containers/storage.conf" ""
+    build_derived podman sid "$PODMAN_PACKAGES" "printf '[storage]\ndriver = \"vfs\"\n' >/etc/containers/storage.conf" ""
 }
 
 # zdtm's helpers (umount2, zdtm_ct), its library and all its static tests, so that the test list can change without
@@ -114,21 +120,41 @@ build_zdtm() {
     local tarball sum
     tarball="$("$(dirname "$SELF")/../upstream/fetch-source.sh")" || return 1
     sum="$(sha256sum "$tarball" | cut -d' ' -f1)"
-    build_derived zdtm "$ZDTM_PACKAGES" "mkdir -p $ZDTM_SRC && tar -C $ZDTM_SRC --strip-components=1 -xJf /tmp/criu.tar.xz \
+    build_derived zdtm sid "$ZDTM_PACKAGES" "mkdir -p $ZDTM_SRC && tar -C $ZDTM_SRC --strip-components=1 -xJf /tmp/criu.tar.xz \
             && make -C $ZDTM_SRC/test umount2 zdtm_ct && make -C $ZDTM_SRC/test/zdtm/lib \
             && make -C $ZDTM_SRC/test/zdtm/static -j\$(nproc)" "source=$sum" -v "$tarball:/tmp/criu.tar.xz:ro"
 }
 
+# criu 4.3 from Debian experimental over an image's 4.2.1 (criu, libcompel1 and pycriu come as one version); the
+# experimental source is gone again afterwards, so that apt in the image sees what it saw before.
+CRIU43_SCRIPT="echo 'deb $MIRROR experimental main' >/etc/apt/sources.list.d/experimental.list && apt-get update -q \
+        && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends -t experimental criu libcompel1 libcriu2 libcriu-dev \
+           python3-pycriu && rm -rf /etc/apt/sources.list.d/experimental.list /var/lib/apt/lists/* \
+           /var/cache/apt/archives/*.deb && criu --version | grep -qx 'Version: 4.3'"
+
+build_criu43() {
+    build_derived criu43 sid "" "$CRIU43_SCRIPT" "criu=4.3"
+}
+
+build_zdtm43() {
+    build_derived zdtm43 zdtm "" "$CRIU43_SCRIPT" "criu=4.3"
+}
+
 main() {
     local suites=("$@")
-    [[ ${#suites[@]} -gt 0 ]] || suites=(trixie podman zdtm)
+    [[ ${#suites[@]} -gt 0 ]] || suites=(trixie podman zdtm criu43 zdtm43)
     command -v debootstrap >/dev/null || { echo "build.sh: debootstrap is not installed" >&2; exit 1; }
     docker info >/dev/null 2>&1 || { echo "build.sh: docker daemon is not reachable" >&2; exit 1; }
-    local suite base=() derived=() sid_pid="" pids=() rc=0
+    local suite base=() derived=() sid_pid="" zdtm_pid="" want_zdtm43=0 pids=() rc=0
     for suite in "${suites[@]}"; do
         image_for_suite "$suite" >/dev/null
-        case "$suite" in podman | zdtm) derived+=("$suite") ;; *) base+=("$suite") ;; esac
+        case "$suite" in
+            zdtm43) want_zdtm43=1 ;;
+            podman | zdtm | criu43) derived+=("$suite") ;;
+            *) base+=("$suite") ;;
+        esac
     done
+    if ((want_zdtm43)) && [[ " ${derived[*]} " != *" zdtm "* ]]; then derived+=(zdtm); fi
     # podman and zdtm derive from sid: they start once sid is built. The rest are independent: side by side
     # (debootstrap is network-bound, ~1 min each).
     if [[ ${#derived[@]} -gt 0 && " ${base[*]} " != *" sid "* ]]; then base+=(sid); fi
@@ -139,11 +165,20 @@ main() {
     if [[ -n "$sid_pid" ]] && ! wait "$sid_pid"; then
         rc=1
         derived=()
+        want_zdtm43=0
     fi
     for suite in "${derived[@]}"; do
         "build_$suite" &
-        pids+=($!)
+        if [[ "$suite" == zdtm ]]; then zdtm_pid=$!; else pids+=($!); fi
     done
+    if [[ -n "$zdtm_pid" ]] && ! wait "$zdtm_pid"; then
+        rc=1
+        want_zdtm43=0
+    fi
+    if ((want_zdtm43)); then
+        build_zdtm43 &
+        pids+=($!)
+    fi
     for pid in "${pids[@]}"; do
         wait "$pid" || rc=1
     done

@@ -83,10 +83,17 @@ case_zoo() {
     if ! zoo_start "$name" "$gpus" "$@"; then
         note "ZOO $name setup-failed: $ZOO_WHY"; fail "zoo-$name" "the program did not start: $ZOO_WHY"; kill_all "$ROOT"; return
     fi
-    grep -E '/dev/nvidia' "/proc/$ROOT/maps" | awk '{print $6}' | sort | uniq -c >"$LOGS/$name.maps" 2>&1
-    ls -l "/proc/$ROOT/fd" >"$LOGS/$name.fds" 2>&1
-    # the driver alone, in place: tells a driver limitation from a fault of the criu path
-    if helper "$name" suspend "$ROOT" && helper "$name" resume "$ROOT" && zoo_goes_on; then driver=ok
+    local p cuda=()
+    for p in $(tree_pids "$ROOT"); do
+        # what each task maps and holds of the driver's files, to look for what tells a task that imported another
+        # one's memory (ipc-pair, vmm-fd-pair) from one with memory of its own
+        { echo "== pid $p $(tr '\0' ' ' <"/proc/$p/cmdline" | cut -c1-120)"; grep -E '/dev/nvidia' "/proc/$p/maps"; } >>"$LOGS/$name.maps" 2>&1
+        { echo "== pid $p"; ls -l "/proc/$p/fd"; } >>"$LOGS/$name.fds" 2>&1
+        ls -l "/proc/$p/fd" 2>/dev/null | grep -q '/dev/nvidia' && cuda+=("$p")
+    done
+    # the driver alone, in place, on every task of the tree that holds the driver's files, one after the other in
+    # tree order (parents first): tells a driver limitation from a fault of the criu path
+    if helper "$name" suspend "${cuda[@]}" && helper "$name" resume "${cuda[@]}" && zoo_goes_on; then driver=ok
     else
         driver="fails($(grep -E 'failed' "$LOGS/$name.cuda_ckpt" | tail -n1 | cut -c1-120)${ZOO_WHY:+; $ZOO_WHY})"
         kill_all "$ROOT"; wait_gone 30 "$ROOT" || true

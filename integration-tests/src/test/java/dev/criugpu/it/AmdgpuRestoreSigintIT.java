@@ -176,7 +176,8 @@ class AmdgpuRestoreSigintIT {
         try {
             Eventually.await("the refill's DRM call to be held by fake-amd", RESTORE_TIMEOUT,
                     () -> criu.fileExists(device + "/blocked"),
-                    () -> "criu ended: " + restore.ended() + "\n--- fake-amd trace\n"
+                    () -> (restore.ended() ? "criu ended: " + restore.run().result().describe() : "criu still runs")
+                            + "\n--- fake-amd trace\n"
                             + criu.readFileIfExists(device + "/trace") + criu.readFileIfExists(device + "/serve.out")
                             + "\n--- log tail\n" + restore.run().logTail(40));
             restore.awaitLog(HookTrace.line(HookTrace.AMDGPU, "RESUME_DEVICES_LATE", HookTrace.pid(pid)),

@@ -34,7 +34,8 @@ public final class CriuContainer implements AutoCloseable {
     private final GenericContainer<?> container;
     public final CriuImage image;
 
-    private CriuContainer(CriuImage image, PluginDir plugins, List<String> volumes) {
+    private CriuContainer(CriuImage asked, PluginDir plugins, List<String> volumes) {
+        CriuImage image = asked.underTest();
         this.image = image;
         ContainerExec.requireImage(image.tag, "integration-tests/criu-image/build.sh");
         Path workloads = Path.of(System.getProperty("criugpu.workloads.dir", "target/workloads")).toAbsolutePath();
@@ -62,6 +63,15 @@ public final class CriuContainer implements AutoCloseable {
         container.start();
         // Docker mounts /proc/sys read-only (the API has no systempaths=unconfined); tests write ns_last_pid.
         sh("mount -o remount,rw /proc/sys").orFail();
+        // the criu under test is the one the image says (a stale image, or -Dcriugpu.criu naming what is not there)
+        String version = exec("criu", "--version").orFail().stdout().lines().filter(l -> l.startsWith("Version: "))
+                .map(l -> l.substring("Version: ".length()).strip()).findFirst().orElse("(none)");
+        if (!version.equals(image.criuVersion)) {
+            container.stop();
+            throw new AssertionError(image.tag + " runs criu " + version + ", not " + image.criuVersion
+                    + ": rebuild it with integration-tests/criu-image/build.sh");
+        }
+        System.err.println("criu container: " + image.tag + " (criu " + version + ")");
     }
 
     /** A started container with criu and the workloads, no plugins. */
