@@ -11,7 +11,8 @@ import java.util.Set;
  */
 final class InspectSchema {
     private static final Set<String> INVENTORY_FLAGS = Set.of("fdinfo_per_id", "ns_per_id", "root_cg_set", "lsmtype",
-            "dump_uptime", "pre_dump_mode", "tcp_close", "network_lock_method", "allow_uprobes");
+            "dump_uptime", "pre_dump_mode", "tcp_close", "network_lock_method", "allow_uprobes", "compress",
+            "compress_block_size");
 
     private InspectSchema() {
     }

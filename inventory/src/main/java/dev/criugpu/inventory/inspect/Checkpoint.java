@@ -66,7 +66,9 @@ public record Checkpoint(Path dir, InventoryEntry inventory, List<Process> proce
      */
     public String writerHint() {
         // Fields and the criu pull requests that added them: allow_uprobes #2717 (2025-08, after 4.1),
-        // plugins_entry #2489 and dump_criu_run_id #2550 (2024-09/12, after 4.0).
+        // plugins_entry #2489 and dump_criu_run_id #2550 (2024-09/12, after 4.0); compress is written by 4.3 (Debian's
+        // 4.3-1~exp2 writes it on every dump).
+        if (inventory.hasCompress()) return "criu 4.3 or newer (records compress)";
         if (inventory.hasAllowUprobes()) return "criu 4.2 or newer (records allow_uprobes)";
         if (inventory.hasPluginsEntry()) return "criu 4.1 or newer (records inventory plugins)";
         if (inventory.hasDumpCriuRunId()) return "criu 4.1 or newer (records a run id)";

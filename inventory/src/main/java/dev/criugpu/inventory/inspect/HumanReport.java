@@ -25,6 +25,8 @@ final class HumanReport {
         if (inv.hasDumpUptime()) row(sb, "dump uptime", inv.getDumpUptime() + " us");
         if (inv.hasTcpClose()) row(sb, "tcp close", String.valueOf(inv.getTcpClose()));
         if (inv.hasAllowUprobes()) row(sb, "allow uprobes", String.valueOf(inv.getAllowUprobes()));
+        if (inv.hasCompress()) row(sb, "compression", inv.getCompress() == 0 ? "none" : "method " + inv.getCompress()
+                + (inv.hasCompressBlockSize() ? ", blocks of " + inv.getCompressBlockSize() + " B" : ""));
 
         sb.append('\n');
         row(sb, "restore needs", c.requiredPlugins()

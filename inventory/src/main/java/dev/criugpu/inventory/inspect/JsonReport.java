@@ -29,6 +29,8 @@ final class JsonReport {
         if (inv.hasTcpClose()) j.name("tcp_close").value(inv.getTcpClose());
         if (inv.hasNetworkLockMethod()) j.name("network_lock_method").value(inv.getNetworkLockMethod());
         if (inv.hasAllowUprobes()) j.name("allow_uprobes").value(inv.getAllowUprobes());
+        if (inv.hasCompress()) j.name("compress").value(inv.getCompress());
+        if (inv.hasCompressBlockSize()) j.name("compress_block_size").value(inv.getCompressBlockSize());
         j.endObject();
         j.endObject();
 

@@ -70,6 +70,22 @@ class InspectCommandTest {
     }
 
     @Test
+    void criu43sCompressionFieldsAreShownAndDateTheImage() throws Exception {
+        Path dir = Fixtures.copy("tree", tmp.resolve("c"));
+        InventoryPlugins.rewriteInventory(dir, inv -> inv.toBuilder().setCompress(0).build());
+        String out = inspect(dir.toString()).out();
+        assertTrue(out.contains("criu 4.3 or newer (records compress)"), out);
+        assertTrue(out.matches("(?s).*\\n  compression +none\\n.*"), out);
+        InventoryPlugins.rewriteInventory(dir, inv -> inv.toBuilder().setCompress(2).setCompressBlockSize(65536).build());
+        out = inspect(dir.toString()).out();
+        assertTrue(out.matches("(?s).*\\n  compression +method 2, blocks of 65536 B\\n.*"), out);
+        Map<String, Object> inventory = Json.object(Json.object(Json.object(Json.parse(
+                inspect(dir.toString(), "--json").out())).get("criu")).get("inventory"));
+        assertEquals(BigInteger.TWO, inventory.get("compress"));
+        assertEquals(BigInteger.valueOf(65536), inventory.get("compress_block_size"));
+    }
+
+    @Test
     void jsonReportMatchesTheImages() throws Exception {
         Path dir = gpuCheckpoint();
         Result r = inspect(dir.toString(), "--json");
