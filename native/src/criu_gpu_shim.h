@@ -7,9 +7,6 @@
 
 #include <stdint.h>
 
-#define CRIU_GPU_TABLE_SLOTS 16 /* one per criu hook id (0..14), then exit */
-#define CRIU_GPU_EXIT_SLOT 15
-
 #define CRIU_GPU_FLAG_FORCED 1u
 /* This init runs in the restore probe: a copy of criu forked before any JVM exists in criu, which only decides
  * whether the restore can be carried out and then exits (DESIGN rule 1). */

@@ -98,8 +98,13 @@ public interface CriuPlugin {
         return Errno.NOT_SUPPORTED;
     }
 
-    /** criu-dev (4.3) after every task's pages are written ({@code pid}: the tree's root); a failure fails the dump. */
+    /** criu 4.3 after every task's pages are written ({@code pid}: the tree's root); a failure fails the dump. */
     default int dumpDevicesLate(int pid) {
+        return Errno.NOT_SUPPORTED;
+    }
+
+    /** criu 4.3 before the dumped tree is released; called again with the error when a plugin failed it. */
+    default int dumpFinish(int ret) {
         return Errno.NOT_SUPPORTED;
     }
 }

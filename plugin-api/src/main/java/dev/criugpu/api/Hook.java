@@ -24,8 +24,13 @@ public enum Hook {
     PAUSE_DEVICES(10, Context.MAIN, "int pid"),
     CHECKPOINT_DEVICES(11, Context.MAIN, "int pid"),
     POST_FORKING(12, Context.SHIM, ""),
-    /** criu-dev (4.3): after every task's pages are written, with the tree's root pid; its failure fails the dump. */
-    DUMP_DEVICES_LATE(14, Context.MAIN, "int pid");
+    /** criu 4.3: after every task's pages are written, with the tree's root pid; its failure fails the dump. */
+    DUMP_DEVICES_LATE(14, Context.MAIN, "int pid"),
+    /**
+     * criu 4.3: before the dumped tree is released, {@code ret} non-zero when it will be resumed because the dump
+     * failed; a failure after a successful dump has criu resume the tree and call it once more with that error.
+     */
+    DUMP_FINISH(16, Context.MAIN, "int ret");
 
     /**
      * Where criu calls the hook and who serves it: criu's main process through Java, a child criu forked (the shim,
@@ -33,9 +38,10 @@ public enum Hook {
      */
     public enum Context { MAIN, CHILD, SHIM }
 
+    /** The exit slot of the shim's hook table, after one slot per hook id up to the highest in this list. */
+    public static final int EXIT_SLOT = 1 + java.util.Arrays.stream(values()).mapToInt(h -> h.id).max().orElseThrow();
     /** Size of the shim's hook table: one slot per hook id, then the exit slot. */
-    public static final int TABLE_SLOTS = 16;
-    public static final int EXIT_SLOT = 15;
+    public static final int TABLE_SLOTS = EXIT_SLOT + 1;
 
     public final int id;
     public final Context context;
@@ -98,6 +104,7 @@ public enum Hook {
                     .append(h.cParameters.isBlank() ? "void" : h.cParameters).append("), (")
                     .append(String.join(", ", names)).append("), ").append(kind).append(')');
         }
-        return b.append("\n").toString();
+        b.append("\n/* slots of the shim's hook table before its exit slot: one per hook id */\n");
+        return b.append("#define SHIM_HOOK_SLOTS ").append(EXIT_SLOT).append("\n").toString();
     }
 }

@@ -63,6 +63,9 @@ class HookTest {
             assertEquals(0, (int) HookStubs.upcallTarget(dispatcher, Hook.HANDLE_DEVICE_VMA).invokeExact(4, st));
         }
         assertEquals("handleDeviceVma 4 rdev 195:2", plugin.calls.getLast());
+        // criu 4.3's DUMP_FINISH (id 16, beyond the first table's size): the list entry and this method were all it took
+        assertEquals(0, (int) HookStubs.upcallTarget(dispatcher, Hook.DUMP_FINISH).invokeExact(-5));
+        assertEquals("dumpFinish -5", plugin.calls.getLast());
         plugin.failWith = new CriuException(Errno.ENODEV, "no GPU");
         assertEquals(-Errno.ENODEV, (int) HookStubs.upcallTarget(dispatcher, Hook.PAUSE_DEVICES).invokeExact(77));
         plugin.failWith = new IllegalStateException("a bug");
@@ -87,7 +90,8 @@ class HookTest {
 
         @Override
         public Set<Hook> hooks() {
-            return EnumSet.of(Hook.DUMP_EXT_FILE, Hook.HANDLE_DEVICE_VMA, Hook.PAUSE_DEVICES, Hook.DUMP_DEVICES_LATE);
+            return EnumSet.of(Hook.DUMP_EXT_FILE, Hook.HANDLE_DEVICE_VMA, Hook.PAUSE_DEVICES, Hook.DUMP_DEVICES_LATE,
+                    Hook.DUMP_FINISH);
         }
 
         @Override
@@ -113,6 +117,11 @@ class HookTest {
         @Override
         public int dumpDevicesLate(int id) {
             return record("dumpDevicesLate " + id);
+        }
+
+        @Override
+        public int dumpFinish(int ret) {
+            return record("dumpFinish " + ret);
         }
     }
 
