@@ -132,7 +132,7 @@ case_pair_sequential_fails() {
 pair_driver_roundtrip() {
     local name="$1" p rc=0
     local -a helpers=()
-    for p in "${TREE_PIDS[@]}"; do "$BIN/cuda_ckpt" suspend "$p" >>"$LOGS/$name.cuda_ckpt" 2>&1 & helpers+=($!); done
+    for p in "${TREE_PIDS[@]}"; do "$BIN/cuda_ckpt" suspend --timeout-ms 10000 "$p" >>"$LOGS/$name.cuda_ckpt" 2>&1 & helpers+=($!); done
     for p in "${helpers[@]}"; do wait "$p" || rc=1; done
     helpers=()
     for p in "${TREE_PIDS[@]}"; do "$BIN/cuda_ckpt" resume "$p" >>"$LOGS/$name.cuda_ckpt" 2>&1 & helpers+=($!); done

@@ -93,7 +93,7 @@ case_zoo() {
     done
     # the driver alone, in place, on every task of the tree that holds the driver's files, one after the other in
     # tree order (parents first): tells a driver limitation from a fault of the criu path
-    if helper "$name" suspend "${cuda[@]}" && helper "$name" resume "${cuda[@]}" && zoo_goes_on; then driver=ok
+    if helper "$name" suspend --timeout-ms 10000 "${cuda[@]}" && helper "$name" resume "${cuda[@]}" && zoo_goes_on; then driver=ok
     else
         driver="fails($(grep -E 'failed' "$LOGS/$name.cuda_ckpt" | tail -n1 | cut -c1-120)${ZOO_WHY:+; $ZOO_WHY})"
         kill_all "$ROOT"; wait_gone 30 "$ROOT" || true
