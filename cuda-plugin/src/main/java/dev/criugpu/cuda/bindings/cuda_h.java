@@ -5,17 +5,16 @@ import dev.criugpu.api.bindings.NativeLibrary;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /**
- * Downcalls into {@code libcuda.so.1} (cuda.h), in jextract's header-class shape. The library is opened on first
- * use ({@link NativeLibrary}) and every symbol is looked up lazily, so a driver older than r570 (no cuCheckpoint* symbols) is reported by
- * {@link #missing(String)} instead of failing at class load.
+ * Downcalls into {@code libcuda.so.1} (cuda.h), in jextract's header-class shape: each function's handle in a
+ * holder class of its own, bound on the function's first call and called through invokeExact. The library is opened
+ * on first use ({@link NativeLibrary}), so a driver older than r570 (no cuCheckpoint* symbols) is reported by
+ * {@link #missing(String...)} instead of failing at class load.
  */
 public final class cuda_h {
     public static final String LIBRARY = "libcuda.so.1";
@@ -31,8 +30,6 @@ public final class cuda_h {
     public static final int CUDA_ERROR_NOT_PERMITTED = 800;
     public static final int CUDA_ERROR_NOT_SUPPORTED = 801;
     public static final int CUDA_ERROR_TIMEOUT = 909;
-
-    private static final Map<String, MethodHandle> HANDLES = new ConcurrentHashMap<>();
 
     private cuda_h() {
     }
@@ -58,72 +55,146 @@ public final class cuda_h {
         return Library.CUDA.missing(symbols);
     }
 
-    private static MethodHandle handle(String name, FunctionDescriptor descriptor) {
-        return HANDLES.computeIfAbsent(name, n -> Library.CUDA.downcall(n, descriptor));
+    private static MethodHandle bind(String name, FunctionDescriptor descriptor) {
+        return Library.CUDA.downcall(name, descriptor);
     }
 
-    private static int call(String name, FunctionDescriptor descriptor, Object... args) {
-        try {
-            return (int) handle(name, descriptor).invokeWithArguments(args);
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(name + " failed: " + t, t);
-        }
+    private static IllegalStateException failed(String name, Throwable t) {
+        return new IllegalStateException(name + " downcall failed: " + t, t);
     }
 
     private static final FunctionDescriptor INT_PTR = FunctionDescriptor.of(JAVA_INT, ADDRESS);
     private static final FunctionDescriptor INT_INT = FunctionDescriptor.of(JAVA_INT, JAVA_INT);
     private static final FunctionDescriptor INT_INT_PTR = FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS);
 
+    private static final class cuDriverGetVersion {
+        static final MethodHandle HANDLE = bind("cuDriverGetVersion", INT_PTR);
+    }
+
     /** {@code CUresult cuDriverGetVersion(int *driverVersion)} */
     public static int cuDriverGetVersion(MemorySegment driverVersion) {
-        return call("cuDriverGetVersion", INT_PTR, driverVersion);
+        try {
+            return (int) cuDriverGetVersion.HANDLE.invokeExact(driverVersion);
+        } catch (Throwable t) {
+            throw failed("cuDriverGetVersion", t);
+        }
+    }
+
+    private static final class cuInit {
+        static final MethodHandle HANDLE = bind("cuInit", INT_INT);
     }
 
     /** {@code CUresult cuInit(unsigned int Flags)} */
     public static int cuInit(int flags) {
-        return call("cuInit", INT_INT, flags);
+        try {
+            return (int) cuInit.HANDLE.invokeExact(flags);
+        } catch (Throwable t) {
+            throw failed("cuInit", t);
+        }
+    }
+
+    private static final class cuGetErrorString {
+        static final MethodHandle HANDLE = bind("cuGetErrorString", INT_INT_PTR);
     }
 
     /** {@code CUresult cuGetErrorString(CUresult error, const char **pStr)} */
     public static int cuGetErrorString(int error, MemorySegment pStr) {
-        return call("cuGetErrorString", INT_INT_PTR, error, pStr);
+        try {
+            return (int) cuGetErrorString.HANDLE.invokeExact(error, pStr);
+        } catch (Throwable t) {
+            throw failed("cuGetErrorString", t);
+        }
+    }
+
+    private static final class cuGetErrorName {
+        static final MethodHandle HANDLE = bind("cuGetErrorName", INT_INT_PTR);
     }
 
     /** {@code CUresult cuGetErrorName(CUresult error, const char **pStr)} */
     public static int cuGetErrorName(int error, MemorySegment pStr) {
-        return call("cuGetErrorName", INT_INT_PTR, error, pStr);
+        try {
+            return (int) cuGetErrorName.HANDLE.invokeExact(error, pStr);
+        } catch (Throwable t) {
+            throw failed("cuGetErrorName", t);
+        }
+    }
+
+    private static final class cuCheckpointProcessGetRestoreThreadId {
+        static final MethodHandle HANDLE = bind("cuCheckpointProcessGetRestoreThreadId", INT_INT_PTR);
     }
 
     /** {@code CUresult cuCheckpointProcessGetRestoreThreadId(int pid, int *tid)} */
     public static int cuCheckpointProcessGetRestoreThreadId(int pid, MemorySegment tid) {
-        return call("cuCheckpointProcessGetRestoreThreadId", INT_INT_PTR, pid, tid);
+        try {
+            return (int) cuCheckpointProcessGetRestoreThreadId.HANDLE.invokeExact(pid, tid);
+        } catch (Throwable t) {
+            throw failed("cuCheckpointProcessGetRestoreThreadId", t);
+        }
+    }
+
+    private static final class cuCheckpointProcessGetState {
+        static final MethodHandle HANDLE = bind("cuCheckpointProcessGetState", INT_INT_PTR);
     }
 
     /** {@code CUresult cuCheckpointProcessGetState(int pid, CUprocessState *state)} */
     public static int cuCheckpointProcessGetState(int pid, MemorySegment state) {
-        return call("cuCheckpointProcessGetState", INT_INT_PTR, pid, state);
+        try {
+            return (int) cuCheckpointProcessGetState.HANDLE.invokeExact(pid, state);
+        } catch (Throwable t) {
+            throw failed("cuCheckpointProcessGetState", t);
+        }
+    }
+
+    private static final class cuCheckpointProcessLock {
+        static final MethodHandle HANDLE = bind("cuCheckpointProcessLock", INT_INT_PTR);
     }
 
     /** {@code CUresult cuCheckpointProcessLock(int pid, CUcheckpointLockArgs *args)} */
     public static int cuCheckpointProcessLock(int pid, MemorySegment args) {
-        return call("cuCheckpointProcessLock", INT_INT_PTR, pid, args);
+        try {
+            return (int) cuCheckpointProcessLock.HANDLE.invokeExact(pid, args);
+        } catch (Throwable t) {
+            throw failed("cuCheckpointProcessLock", t);
+        }
+    }
+
+    private static final class cuCheckpointProcessCheckpoint {
+        static final MethodHandle HANDLE = bind("cuCheckpointProcessCheckpoint", INT_INT_PTR);
     }
 
     /** {@code CUresult cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointArgs *args)} */
     public static int cuCheckpointProcessCheckpoint(int pid, MemorySegment args) {
-        return call("cuCheckpointProcessCheckpoint", INT_INT_PTR, pid, args);
+        try {
+            return (int) cuCheckpointProcessCheckpoint.HANDLE.invokeExact(pid, args);
+        } catch (Throwable t) {
+            throw failed("cuCheckpointProcessCheckpoint", t);
+        }
+    }
+
+    private static final class cuCheckpointProcessRestore {
+        static final MethodHandle HANDLE = bind("cuCheckpointProcessRestore", INT_INT_PTR);
     }
 
     /** {@code CUresult cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs *args)} */
     public static int cuCheckpointProcessRestore(int pid, MemorySegment args) {
-        return call("cuCheckpointProcessRestore", INT_INT_PTR, pid, args);
+        try {
+            return (int) cuCheckpointProcessRestore.HANDLE.invokeExact(pid, args);
+        } catch (Throwable t) {
+            throw failed("cuCheckpointProcessRestore", t);
+        }
+    }
+
+    private static final class cuCheckpointProcessUnlock {
+        static final MethodHandle HANDLE = bind("cuCheckpointProcessUnlock", INT_INT_PTR);
     }
 
     /** {@code CUresult cuCheckpointProcessUnlock(int pid, CUcheckpointUnlockArgs *args)} */
     public static int cuCheckpointProcessUnlock(int pid, MemorySegment args) {
-        return call("cuCheckpointProcessUnlock", INT_INT_PTR, pid, args);
+        try {
+            return (int) cuCheckpointProcessUnlock.HANDLE.invokeExact(pid, args);
+        } catch (Throwable t) {
+            throw failed("cuCheckpointProcessUnlock", t);
+        }
     }
 
     /** The checkpoint API symbols, all present from r570 on. */
