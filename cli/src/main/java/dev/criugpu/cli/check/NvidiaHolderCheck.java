@@ -24,8 +24,8 @@ final class NvidiaHolderCheck implements Check {
             out.add(Kind.NOTE, "nvidia", who(t) + " holds NVIDIA device files: " + String.join(" ", files) + " (" + fds
                     + " fds, " + maps + " mappings" + (visible == null ? "" : "; CUDA_VISIBLE_DEVICES=" + visible) + ")"
                     + (gpus > 1 ? "; files of " + gpus + " GPUs: CUDA opens the file of every GPU it may use, so this "
-                    + "alone does not say it uses them all; a process that enabled peer access between its GPUs "
-                    + "cannot be restored (README, known limit)" : ""));
+                    + "alone does not say it uses them all; peer access between GPUs restored in every case tried "
+                    + "(README), but one program with it could not be returned even by the driver alone" : ""));
         }
         out.add(Kind.NOTE, "nvidia", "/proc cannot tell which of these tasks have CUDA state and which only inherited "
                 + "the files through fork() (the plugin handles both); criu-gpu cuda --get-state --pid PID asks the "
@@ -35,6 +35,12 @@ final class NvidiaHolderCheck implements Check {
                     + "maps every /dev/nvidiactl and /dev/nvidiaN file at offset 0 (it binds each mapping through an "
                     + "ioctl first) and /dev/nvidia-uvm at offset = address, so equal offsets in two tasks mean "
                     + "nothing; the hints are host memory shared between them and NCCL's settings");
+            String driver = tree.proc.nvidiaDriverVersion().map(v -> " (this host: " + v + ")").orElse("");
+            out.add(Kind.NOTE, "nvidia", "if one of these tasks maps another's GPU memory (CUDA IPC; a cuMem "
+                    + "allocation shared by fd: CUDA tensors sent to another process by torch.multiprocessing, NCCL's "
+                    + "cuMem buffers between ranks), a dump cannot return it on driver 580: the importing task stays "
+                    + "checkpointed and the job stuck (measured), and neither /proc nor the plugin sees it beforehand; "
+                    + "NVIDIA gives CUDA IPC support from driver 610" + driver);
         }
     }
 }

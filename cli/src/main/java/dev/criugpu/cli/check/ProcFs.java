@@ -23,6 +23,8 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * What {@code criu-gpu check} reads: /proc (or a tree laid out like it, for tests), nothing else. Every read tolerates a
@@ -225,6 +227,18 @@ public class ProcFs {
             if (Files.isRegularFile(p) && Files.isExecutable(p)) return Optional.of(p);
         }
         return Optional.empty();
+    }
+
+    private static final Pattern NVRM_VERSION = Pattern.compile("NVRM version:.*?\\s(\\d+\\.\\d+(?:\\.\\d+)?)\\s");
+
+    /** The NVIDIA kernel module's version as /proc/driver/nvidia/version names it (580.159.04); empty without it. */
+    public Optional<String> nvidiaDriverVersion() {
+        try {
+            Matcher m = NVRM_VERSION.matcher(String.join("\n", Files.readAllLines(root.resolve("driver/nvidia/version"))) + "\n");
+            return m.find() ? Optional.of(m.group(1)) : Optional.empty();
+        } catch (IOException e) {
+            return Optional.empty();
+        }
     }
 
     /** The names (comm) of the threads of process {@code pid}, as /proc/PID/task/TID/comm gives them; empty when gone. */

@@ -22,6 +22,7 @@ import java.util.Optional;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -209,15 +210,34 @@ class JobCheckFakeProcTest {
     void nvidiaHoldersAreListedWithWhatProcCannotTell() throws IOException {
         List<Finding> f = job(NCCL_OK);
         List<String> nvidia = lines(f, Kind.NOTE, "nvidia");
-        assertEquals(5, nvidia.size(), nvidia.toString());
+        assertEquals(6, nvidia.size(), nvidia.toString());
         assertEquals("note: pid 101 (python3: python3 train.py) holds NVIDIA device files: nvidia-uvm nvidia0 nvidia1 "
                 + "nvidiactl (5 fds, 3 mappings); files of 2 GPUs: CUDA opens the file of every GPU it may use, so this "
-                + "alone does not say it uses them all; a process that enabled peer access between its GPUs cannot be "
-                + "restored (README, known limit)", nvidia.get(0));
+                + "alone does not say it uses them all; peer access between GPUs restored in every case tried "
+                + "(README), but one program with it could not be returned even by the driver alone", nvidia.get(0));
         assertTrue(nvidia.get(3).startsWith("note: /proc cannot tell which of these tasks have CUDA state and which "
                 + "only inherited the files through fork()"), nvidia.get(3));
         assertTrue(nvidia.get(4).startsWith("note: /proc cannot show peer access or CUDA IPC between these tasks: the "
                 + "driver maps every /dev/nvidiactl and /dev/nvidiaN file at offset 0"), nvidia.get(4));
+        assertTrue(nvidia.get(5).endsWith("NVIDIA gives CUDA IPC support from driver 610"), nvidia.get(5));
+    }
+
+    @Test
+    void processesSharingGpuMemoryAreNamedWithTheHostsDriver() throws IOException {
+        Files.createDirectories(proc.resolve("driver/nvidia"));
+        Files.writeString(proc.resolve("driver/nvidia/version"), "NVRM version: NVIDIA UNIX Open Kernel Module for "
+                + "x86_64  580.159.04  Release Build  (dvs-builder@U22)  Thu Oct 16 2025\nGCC version:  gcc 12.3.0\n");
+        List<String> nvidia = lines(job(NCCL_OK), Kind.NOTE, "nvidia");
+        assertTrue(nvidia.get(5).startsWith("note: if one of these tasks maps another's GPU memory (CUDA IPC"),
+                nvidia.get(5));
+        assertTrue(nvidia.get(5).endsWith("from driver 610 (this host: 580.159.04)"), nvidia.get(5));
+    }
+
+    @Test
+    void oneNvidiaHolderGetsNoNoteOfSharedGpuMemory() throws IOException {
+        task(300, 1, "python3", "", cudaFds(), rankMaps("7ffd00001000", null));
+        List<String> nvidia = lines(JobCheck.run(fs(), 300, "/usr/sbin").findings(), Kind.NOTE, "nvidia");
+        assertFalse(nvidia.stream().anyMatch(l -> l.contains("another's GPU memory")), nvidia.toString());
     }
 
     @Test
