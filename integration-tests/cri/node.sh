@@ -8,7 +8,10 @@
 #                          the unix socket SOCKET), builds a one-layer busybox image, pushes it to the registry as
 #                          localhost:5000/criu-gpu-cri/busybox:1 (pulled through CRI afterwards, as a kubelet does);
 #                          exits once both answer (bounded polls), leaving them running
+#   node.sh push-image NAME ROOTFS   a one-layer image of the directory ROOTFS pushed to the local registry as NAME
+#                          (the GPU host's counter image: run-cri.sh)
 #   node.sh logs           the last lines of containerd's and the registry's logs
+# Runs in the CPU test's node container and on the GPU host (run-cri.sh, with the binaries of cri-bundle.sh on PATH).
 #
 # The containerd settings that matter for checkpoint/restore are in write_config below.
 set -eu
@@ -52,7 +55,7 @@ check_node() {
 # * disable_apparmor: this host has no AppArmor (a real node leaves it off);
 # * the sandbox ("pause") image pinned to the local one, and the registry's hosts.toml (plain HTTP).
 write_config() {
-    mkdir -p "$(dirname "$CONFIG")" /etc/containerd/certs.d/localhost:5000
+    mkdir -p "$(dirname "$CONFIG")" /etc/containerd/certs.d/localhost:5000 /etc/docker/registry
     cat >"$CONFIG" <<EOF
 version = 3
 root = "$STATE/containerd"
@@ -74,6 +77,8 @@ state = "/run/criu-gpu-cri/state"
     config_path = "/etc/containerd/certs.d"
 
 [plugins."io.containerd.cri.v1.runtime"]
+  enable_cdi = true
+  cdi_spec_dirs = ["/etc/cdi", "/var/run/cdi"]
   disable_apparmor = true
   restrict_oom_score_adj = true
   [plugins."io.containerd.cri.v1.runtime".containerd]
@@ -112,18 +117,17 @@ await() { # await WHAT LOG COMMAND...
     done
 }
 
-# A one-layer OCI image: busybox (static) and the applets the test's shell program uses. Its entrypoint (sleep) makes
-# it the pod's sandbox image too.
-build_image() {
+# push_image NAME ROOTFS: a one-layer OCI image of the directory ROOTFS (entrypoint: sleep), built in a containerd
+# namespace of its own and pushed to the local registry: CRI's namespace (k8s.io) gets it only by a CRI PullImage.
+push_image() {
+    name=$1 rootfs=$2
     dir=$(mktemp -d)
-    mkdir -p "$dir/rootfs/bin" "$dir/rootfs/tmp" "$dir/oci/blobs/sha256"
-    cp /bin/busybox "$dir/rootfs/bin/busybox"
-    for applet in sh sleep cat echo; do ln -s busybox "$dir/rootfs/bin/$applet"; done
-    tar --numeric-owner --owner=0 --group=0 --sort=name --mtime=@0 -C "$dir/rootfs" -cf "$dir/layer.tar" .
+    mkdir -p "$dir/oci/blobs/sha256"
+    tar --numeric-owner --owner=0 --group=0 --sort=name --mtime=@0 -C "$rootfs" -cf "$dir/layer.tar" .
     layer=$(sha256sum "$dir/layer.tar" | cut -d' ' -f1)
     layer_size=$(stat -c %s "$dir/layer.tar")
     mv "$dir/layer.tar" "$dir/oci/blobs/sha256/$layer"
-    printf '{"architecture":"amd64","os":"linux","config":{"Env":["PATH=/bin"],"Entrypoint":["/bin/sleep","infinity"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
+    printf '{"architecture":"amd64","os":"linux","config":{"Env":["PATH=/usr/bin:/bin"],"Entrypoint":["/bin/sleep","infinity"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
         "$layer" >"$dir/config.json"
     config=$(sha256sum "$dir/config.json" | cut -d' ' -f1)
     config_size=$(stat -c %s "$dir/config.json")
@@ -134,14 +138,23 @@ build_image() {
     manifest_size=$(stat -c %s "$dir/manifest.json")
     mv "$dir/manifest.json" "$dir/oci/blobs/sha256/$manifest"
     printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%s,"annotations":{"io.containerd.image.name":"%s"}}]}' \
-        "$manifest" "$manifest_size" "$IMAGE" >"$dir/oci/index.json"
+        "$manifest" "$manifest_size" "$name" >"$dir/oci/index.json"
     echo '{"imageLayoutVersion":"1.0.0"}' >"$dir/oci/oci-layout"
     tar -C "$dir/oci" -cf "$dir/image.tar" .
-    # Built in a namespace of its own and pushed: the k8s.io namespace (CRI's) gets it only by a CRI PullImage.
     ctr --address "$SOCKET" -n criu-gpu-cri-build images import "$dir/image.tar" >/dev/null
-    ctr --address "$SOCKET" -n criu-gpu-cri-build images push --plain-http "$IMAGE" >"$STATE/push.log" 2>&1 \
-        || { tail -n 5 "$STATE/push.log" >&2; die "pushing $IMAGE to the local registry failed"; }
+    ctr --address "$SOCKET" -n criu-gpu-cri-build images push --plain-http "$name" >"$STATE/push.log" 2>&1 \
+        || { tail -n 5 "$STATE/push.log" >&2; die "pushing $name to the local registry failed"; }
     rm -rf "$dir"
+}
+
+# The pod sandbox's image (and the CPU test's): busybox (static) and the applets the test's shell program uses.
+build_image() {
+    rootfs=$(mktemp -d)
+    mkdir -p "$rootfs/bin" "$rootfs/tmp"
+    cp "$(command -v busybox)" "$rootfs/bin/busybox"
+    for applet in sh sleep cat echo; do ln -s busybox "$rootfs/bin/$applet"; done
+    push_image "$IMAGE" "$rootfs"
+    rm -rf "$rootfs"
 }
 
 start() {
@@ -162,9 +175,14 @@ case "${1:-}" in
         SOCKET=$2
         start
         ;;
+    push-image)
+        [ $# = 3 ] || die "usage: node.sh push-image NAME ROOTFS"
+        SOCKET=$(sed -n 's/^ *address = "\(.*\)"$/\1/p' "$CONFIG" | head -n1)
+        push_image "$2" "$3"
+        ;;
     logs)
         tail -n "${2:-40}" "$STATE/containerd.log"
         tail -n 10 "$STATE/registry.log"
         ;;
-    *) die "usage: node.sh start SOCKET | node.sh logs [LINES]" ;;
+    *) die "usage: node.sh start SOCKET | node.sh push-image NAME ROOTFS | node.sh logs [LINES]" ;;
 esac

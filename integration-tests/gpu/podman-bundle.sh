@@ -21,8 +21,6 @@ MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 CACHE="${BUNDLE_CACHE:-/var/tmp/criu-gpu-bundle-cache}"
 SUITE=bookworm
 ROOT_PKGS=(podman conmon runc golang-github-containers-common)
-# glibc's libraries: the host's own (newer) ones serve bookworm's binaries; carrying them would mix two glibcs
-GLIBC_RE='^(ld-linux-x86-64\.so\.2|libc\.so\.6|libm\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|libresolv\.so\.2|libutil\.so\.1|libanl\.so\.1)$'
 
 log() { echo "podman-bundle: $*"; }
 die() { echo "podman-bundle: $*" >&2; exit 1; }
@@ -34,71 +32,7 @@ done
 
 STAGE="$(mktemp -d /var/tmp/criu-gpu-podman-bundle.XXXXXX)"
 trap 'rm -rf "$STAGE"' EXIT
-APT="$CACHE/apt-$SUITE"
-DEBS="$CACHE/debs-$SUITE"
-apt_opts=(
-    -o "Dir::Etc::sourcelist=$APT/sources.list" -o "Dir::Etc::sourceparts=-"
-    -o "Dir::State::Lists=$APT/lists" -o "Dir::State::status=$APT/status" -o "Dir::Cache=$APT/cache"
-    -o "Acquire::Languages=none" -o "APT::Architecture=amd64" -o "APT::Architectures=amd64"
-)
-
-fetch_packages() {
-    mkdir -p "$APT/lists/partial" "$APT/cache/archives/partial" "$DEBS"
-    local key=/usr/share/keyrings/debian-archive-keyring.gpg
-    {
-        echo "deb [signed-by=$key] $MIRROR $SUITE main"
-        echo "deb [signed-by=$key] $MIRROR $SUITE-updates main"
-        echo "deb [signed-by=$key] ${MIRROR%/debian}/debian-security $SUITE-security main"
-    } >"$APT/sources.list"
-    touch "$APT/status"
-    log "apt-get update ($SUITE, private lists in $APT)"
-    apt-get "${apt_opts[@]}" -q update >"$STAGE/apt-update.log" 2>&1 || { cat "$STAGE/apt-update.log" >&2; die "apt-get update for $SUITE failed"; }
-    # Depends/Pre-Depends closure (crun comes along as podman's first alternative; it is not used); the libraries
-    # are then picked by DT_NEEDED below.
-    mapfile -t PKGS < <(apt-cache "${apt_opts[@]}" depends --recurse --no-recommends --no-suggests \
-        --no-conflicts --no-breaks --no-replaces --no-enhances "${ROOT_PKGS[@]}" | grep -v '^ ' | grep -v '^<' | sort -u)
-    log "${#PKGS[@]} packages in the dependency closure of ${ROOT_PKGS[*]}"
-    (cd "$DEBS" && apt-get "${apt_opts[@]}" -q download "${PKGS[@]}" >"$STAGE/apt-download.log" 2>&1) \
-        || { cat "$STAGE/apt-download.log" >&2; die "apt-get download failed"; }
-    ROOTFS="$STAGE/rootfs"
-    mkdir -p "$ROOTFS"
-    local pkg deb
-    : >"$STAGE/versions"
-    for pkg in "${PKGS[@]}"; do
-        deb="$(ls -t "$DEBS/${pkg}"_*.deb 2>/dev/null | head -n1)"
-        [[ -n "$deb" ]] || die "no .deb downloaded for $pkg"
-        dpkg -x "$deb" "$ROOTFS"
-        dpkg-deb -W --showformat='${Package} ${Version}\n' "$deb" >>"$STAGE/versions"
-    done
-}
-
-find_lib() {
-    local name="$1" dir
-    for dir in usr/lib/x86_64-linux-gnu lib/x86_64-linux-gnu usr/lib lib; do
-        [[ -e "$ROOTFS/$dir/$name" ]] && { echo "$ROOTFS/$dir/$name"; return 0; }
-    done
-    return 1
-}
-
-# copy_needed_closure DEST ELF...: the DT_NEEDED closure of the ELFs, glibc's libraries left out, into DEST
-copy_needed_closure() {
-    local dest="$1" elf name path
-    shift
-    local -a queue=("$@")
-    local -A seen=()
-    while ((${#queue[@]})); do
-        elf="${queue[0]}"
-        queue=("${queue[@]:1}")
-        while read -r name; do
-            [[ -n "$name" && -z "${seen[$name]:-}" ]] || continue
-            seen[$name]=1
-            [[ "$name" =~ $GLIBC_RE ]] && continue
-            path="$(find_lib "$name")" || die "library $name (needed by $(basename "$elf")) is not in $SUITE's packages"
-            cp -L "$path" "$dest/$name"
-            queue+=("$dest/$name")
-        done < <(readelf -d "$elf" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
-    done
-}
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/deb_lib.sh"
 
 assemble() {
     local dest="$STAGE/podman" f
@@ -127,7 +61,7 @@ assemble() {
 }
 
 main() {
-    fetch_packages
+    fetch_packages "${ROOT_PKGS[@]}"
     assemble
     mkdir -p "$STAGE/out"
     tar -C "$STAGE" --owner=0 --group=0 -cf - podman | xz -T0 -6 >"$STAGE/out/podman.tar.xz"

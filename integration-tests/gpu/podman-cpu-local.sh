@@ -3,17 +3,21 @@
 # userland: glibc 2.39, no podman, criu, JDK or container configuration), in private mount and pid namespaces:
 # the podman/runc/criu/plugin-dir wiring of the GPU run, tested without a GPU, the CDI spec included (with
 # stand-ins for the NVIDIA device nodes and driver libraries).
-# usage (as root, after build-bundle.sh and podman-bundle.sh): integration-tests/gpu/podman-cpu-local.sh [OUT_DIR]
+# With CPU_LOCAL_RUN=cri it runs run-cri.sh (CRI_CPU_ONLY=1) the same way: containerd, runc and the CRI client of
+# cri-bundle.sh on the GPU host's userland.
+# usage (as root, after build-bundle.sh and podman-bundle.sh or cri-bundle.sh): integration-tests/gpu/podman-cpu-local.sh [OUT_DIR]
 # Env: NOBLE_ROOTFS (default /var/tmp/criu-gpu-noble, made with debootstrap when absent), UBUNTU_MIRROR,
-#      PODMAN_CASES, PODMAN_GPU_VIA (passed on)
+#      PODMAN_CASES, PODMAN_GPU_VIA, CRI_CASES (passed on), CPU_LOCAL_RUN (podman, the default, or cri)
 set -euo pipefail
 REPO="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
 OUT="$(mkdir -p "${1:-/var/tmp/podman-cpu-out}" && cd "${1:-/var/tmp/podman-cpu-out}" && pwd)"
 ROOTFS="${NOBLE_ROOTFS:-/var/tmp/criu-gpu-noble}"
 MIRROR="${UBUNTU_MIRROR:-http://archive.ubuntu.com/ubuntu}"
 
-for d in .gpu-bundle .podman-bundle; do
-    [[ -d "$REPO/$d" ]] || { echo "podman-cpu-local: $REPO/$d is missing (build-bundle.sh, podman-bundle.sh)" >&2; exit 1; }
+RUN="${CPU_LOCAL_RUN:-podman}"
+[[ "$RUN" == podman || "$RUN" == cri ]] || { echo "podman-cpu-local: CPU_LOCAL_RUN is podman or cri, not '$RUN'" >&2; exit 1; }
+for d in .gpu-bundle ".$RUN-bundle"; do
+    [[ -d "$REPO/$d" ]] || { echo "podman-cpu-local: $REPO/$d is missing (build-bundle.sh, $RUN-bundle.sh)" >&2; exit 1; }
 done
 if [[ ! -x "$ROOTFS/usr/bin/python3" ]]; then
     command -v debootstrap >/dev/null || { echo "podman-cpu-local: debootstrap is not installed" >&2; exit 1; }
@@ -41,7 +45,8 @@ done
 chroot "$ROOTFS" ldconfig
 mkdir -p "$ROOTFS/repo" "$ROOTFS/out"
 exec unshare --mount --pid --fork --propagation private env R="$ROOTFS" REPO="$REPO" OUT="$OUT" \
-    CASES="${PODMAN_CASES:-checkpoint export no-plugins}" VIA="${PODMAN_GPU_VIA:-cdi}" bash -euc '
+    CASES="${PODMAN_CASES:-checkpoint export no-plugins}" VIA="${PODMAN_GPU_VIA:-cdi}" RUN="$RUN" \
+    CRI_CASES="${CRI_CASES:-rounds no-cdi-spec}" bash -euc '
 mount --bind "$R" "$R"
 mount -t proc proc "$R/proc"
 mount -t tmpfs -o mode=755 tmpfs "$R/dev"
@@ -66,5 +71,7 @@ cd /
 umount -l /.old
 rmdir /.old
 cd /repo
+[[ "$RUN" == cri ]] && exec env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+    LANG=C.UTF-8 CRI_CPU_ONLY=1 CRI_CASES="$CRI_CASES" bash integration-tests/gpu/run-cri.sh .gpu-bundle /out
 exec env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
     PODMAN_CPU_ONLY=1 PODMAN_CPU_CDI=1 PODMAN_GPU_VIA="$VIA" PODMAN_CASES="$CASES" bash integration-tests/gpu/run-podman.sh .gpu-bundle /out'

@@ -129,7 +129,7 @@ restore_default_plugins() {
 }
 
 # ------------------------------------------------------------------ the GPU, given as users give it
-# write_cdi_spec: a CDI spec for the host's NVIDIA devices and driver libraries (what `nvidia-ctk cdi generate`
+# write_cdi_spec: a CDI spec for the host's NVIDIA devices (but the minors in CDI_SKIP_GPUS, "1 2") and driver libraries (what `nvidia-ctk cdi generate`
 # writes for compute, without its hooks: each library is mounted at its own path and at its soname, no
 # nvidia-smi and no persistenced socket, which the counter does not use). An existing spec is set
 # aside and put back by remove_cdi_spec.
@@ -142,7 +142,9 @@ write_cdi_spec() {
     ver="${libcuda##*/libcuda.so.}"
     local -a devs=() mounts=()
     for dev in /dev/nvidiactl /dev/nvidia-uvm /dev/nvidia-uvm-tools /dev/nvidia[0-9]*; do
-        [[ -c "$dev" ]] && devs+=("$dev")
+        [[ -c "$dev" ]] || continue
+        [[ " ${CDI_SKIP_GPUS:-} " == *" ${dev#/dev/nvidia} "* ]] && continue   # a node without these GPUs (run-cri.sh)
+        devs+=("$dev")
     done
     # the compute libraries of nvidia-ctk's list (libcuda dlopens the PTX JIT, nvvm and gpucomp as needed)
     for f in "$libdir"/{libcuda,libcudadebugger,libnvidia-ptxjitcompiler,libnvidia-nvvm,libnvidia-gpucomp,libnvidia-ml,libnvidia-cfg,libnvidia-opencl}.so."$ver"; do
@@ -213,10 +215,10 @@ copy_libs() {
     done
 }
 
-# build_image COUNTER: an image made locally (no registry) from a directory holding /bin/sh, sleep, the counter
-# program as /usr/bin/counter and the host's libraries they need; imported with `podman import`
-build_image() {
-    local counter="$1" root="$PODMAN_STATE/image-rootfs" sh sleep
+# counter_rootfs ROOT COUNTER: a container's root filesystem in ROOT holding /bin/sh, sleep, the counter program as
+# /usr/bin/counter and the host's libraries they need (the images of run-podman.sh and run-cri.sh)
+counter_rootfs() {
+    local root="$1" counter="$2" sh sleep
     sh="$(readlink -f /bin/sh)"
     sleep="$(readlink -f "$(command -v sleep)")"
     rm -rf "$root"
@@ -235,6 +237,12 @@ build_image() {
     done
     echo 'root:x:0:0:root:/root:/bin/sh' >"$root/etc/passwd"
     echo 'root:x:0:' >"$root/etc/group"
+}
+
+# build_image COUNTER: the counter's root filesystem imported with `podman import` (no registry)
+build_image() {
+    local root="$PODMAN_STATE/image-rootfs"
+    counter_rootfs "$root" "$1" || return 1
     tar -C "$root" -cf "$PODMAN_STATE/image.tar" . || return 1
     pm import "$PODMAN_STATE/image.tar" "$PODMAN_IMAGE"
 }

@@ -138,10 +138,14 @@ if ! setup >"$LOGS/setup.out" 2>&1; then
     fail setup "$(tail -n1 "$LOGS/setup.out")"; finish
 fi
 grep -E '^(SETUP|NOTE)' "$SUMMARY"
+declare -A RUNS=()
 for c in $CASES; do
+    # a case asked for again (bench-cri.sh repeats export) gets a container name of its own: podman-export-2, ...
+    RUNS[$c]=$((${RUNS[$c]:-0} + 1))
+    sfx=""; ((RUNS[$c] > 1)) && sfx="-${RUNS[$c]}"
     case "$c" in
         checkpoint) case_podman_checkpoint podman-checkpoint ;;
-        export) case_podman_export podman-export ;;
+        export) case_podman_export "podman-export$sfx" ;;
         no-plugins) case_podman_no_plugins podman-no-plugins ;;
         rounds) case_podman_rounds podman-rounds ;;
         *) fail "$c" "unknown case (PODMAN_CASES)" ;;

@@ -107,6 +107,22 @@ final class CriClient implements AutoCloseable {
                 .setContainerId(id).build())).getStatus();
     }
 
+    java.util.List<String> containerIds() {
+        return call("ListContainers", () -> runtime().listContainers(Cri.ListContainersRequest.getDefaultInstance()))
+                .getContainersList().stream().map(Cri.Container::getId).toList();
+    }
+
+    java.util.List<String> podSandboxIds() {
+        return call("ListPodSandbox", () -> runtime().listPodSandbox(Cri.ListPodSandboxRequest.getDefaultInstance()))
+                .getItemsList().stream().map(Cri.PodSandbox::getId).toList();
+    }
+
+    /** The status with the runtime's verbose info (containerd's "info" JSON holds the container's host pid). */
+    Cri.ContainerStatusResponse containerStatusVerbose(String id) {
+        return call("ContainerStatus", () -> runtime().containerStatus(Cri.ContainerStatusRequest.newBuilder()
+                .setContainerId(id).setVerbose(true).build()));
+    }
+
     /** The kubelet's checkpoint call (its /checkpoint API): the runtime writes a checkpoint archive to {@code location}. */
     void checkpointContainer(String id, String location, Duration timeout) {
         call("CheckpointContainer", () -> runtime().checkpointContainer(Cri.CheckpointContainerRequest.newBuilder()
