@@ -51,6 +51,23 @@ public final class CounterWorkload {
     }
 
     /**
+     * As {@link #startThreaded}, as the first process of a new pid namespace (pid 1 there, as a container's first
+     * process is) and the leader of its own session, started by {@code unshare --pid --fork setsid}; unshare stays as its
+     * parent.
+     */
+    public static CounterWorkload startThreadedNamespaceInit(CriuContainer c, String file, int threads) {
+        CommandResult r = c.sh("setsid unshare --pid --fork setsid " + CriuContainer.WORKLOADS + "/counter --threads " + threads
+                + " " + file + " </dev/null >/dev/null 2>&1 & echo $!").orFail();
+        String childrenFile = "/proc/" + r.stdout().trim() + "/task/" + r.stdout().trim() + "/children";
+        Eventually.await("unshare to fork the counter", PROGRESS_TIMEOUT,
+                () -> !c.sh("cat " + childrenFile).stdout().isBlank());
+        int pid = Integer.parseInt(c.sh("cat " + childrenFile).orFail().stdout().trim());
+        CounterWorkload w = new CounterWorkload(c, List.of(new Counter(pid, file)));
+        w.awaitProgress(3);
+        return w;
+    }
+
+    /**
      * One counting process that listens on 127.0.0.1 and has closed a connection to its listener from the listener's
      * side, so a TIME_WAIT entry holds the port (written to {@code file}.port) for 60 s.
      */

@@ -52,4 +52,36 @@ class LateRestoreFailureIT {
         assertTrue(again.logLinesContaining("device restore failed").isEmpty());
         tree.kill();
     }
+
+    /**
+     * The same late failure where the task is the first process of its own pid namespace, as every container's is
+     * (runc, podman, containerd), and has threads: killed while criu traces its threads, it waits in the kernel for
+     * them (zap_pid_ns_processes) while criu waits for it (measured on a GPU host through containerd: criu hung,
+     * StartContainer never returned, a zombie stayed). The restore must end, failed, with no task running.
+     */
+    @Test
+    void aNamespaceInitWhoseDeviceRestoreFailsEndsTheRestoreToo(CriuContainer criu) {
+        CounterWorkload w = CounterWorkload.startThreadedNamespaceInit(criu, "/tmp/nsinit", 2);
+        int init = w.rootPid();
+        assertTrue(criu.sh("grep -q '^NSpid:.*\\s1$' /proc/" + init + "/status").succeeded(), "pid " + init
+                + " is not pid 1 of its namespace: " + criu.sh("grep NSpid /proc/" + init + "/status").stdout());
+        CriuCommand.dump(init, "/tmp/nsinit.img").withPlugins().forced().runIn(criu).orFail();
+        List<Long> atDump = w.awaitDumped();
+
+        // bounded: the bug was a hang (criu killed after 60 s gives 137)
+        CriuRun restore = CriuCommand.restore("/tmp/nsinit.img").withPlugins().forced().launchedBy("timeout -s KILL 60")
+                .env("CRIU_GPU_FAULT", "cuda_plugin:resume-devices-late").runIn(criu);
+        assertEquals(1, restore.result().exitCode(), "criu restore did not end with its failure status (137: it hung "
+                + "and was killed after 60 s):\n" + restore.logTail(40));
+        // the restored init's pid outside its namespace need not be the dumped one: criu sets it only inside
+        List<String> ours = restore.logLinesContaining(": device restore failed (fault injected");
+        assertEquals(1, ours.size(), restore.logTail(40));
+        assertTrue(ours.getFirst().contains("killed it so that it cannot run without its GPU state"), ours.getFirst());
+        assertFalse(restore.logLinesContaining("Killing processes because of failure on restore").isEmpty(),
+                restore.logTail(40));
+        int restored = Integer.parseInt(ours.getFirst().replaceFirst(".*Error \\(cuda_plugin\\): pid (\\d+):.*", "$1"));
+        Eventually.await("pid " + restored + " of the failed restore to be gone", java.time.Duration.ofSeconds(20),
+                () -> !criu.pidInUse(restored));
+        assertEquals(atDump, w.lastValues(), "a task of the failed restore ran");
+    }
 }
