@@ -215,6 +215,19 @@ copy_libs() {
     done
 }
 
+# write_cpu_counter FILE: the lines cuda_counter prints, from a shell: ticks, and verify/exit on SIGUSR1/SIGTERM (no
+# memory to check), for the CPU-only runs of run-podman.sh and run-cri.sh
+write_cpu_counter() {
+    cat >"$1" <<'SH'
+#!/bin/sh
+i=0
+trap 'echo "[p $$] verify counter=$i bad=0"' USR1
+trap 'echo "[p $$] exit counter=$i bad=0"; exit 0' TERM
+while :; do i=$((i + 1)); echo "[p $$] tick $i"; sleep 0.02; done
+SH
+    chmod 755 "$1"
+}
+
 # counter_rootfs ROOT COUNTER: a container's root filesystem in ROOT holding /bin/sh, sleep, the counter program as
 # /usr/bin/counter and the host's libraries they need (the images of run-podman.sh and run-cri.sh)
 counter_rootfs() {

@@ -105,15 +105,7 @@ setup() {
     local counter
     if [[ "$CPU_ONLY" == 1 ]]; then
         counter="$PODMAN_STATE/cpu-counter.sh"
-        # the lines cuda_counter prints, from a shell: ticks, and verify/exit on SIGUSR1/SIGTERM (no memory to check)
-        cat >"$counter" <<'EOF'
-#!/bin/sh
-i=0
-trap 'echo "[p $$] verify counter=$i bad=0"' USR1
-trap 'echo "[p $$] exit counter=$i bad=0"; exit 0' TERM
-while :; do i=$((i + 1)); echo "[p $$] tick $i"; sleep 0.02; done
-EOF
-        chmod 755 "$counter"
+        write_cpu_counter "$counter"
         COUNTER_ARGS=()
     else
         build_programs >"$LOGS/build.out" 2>&1 || { echo "building the test programs failed (build.out)"; return 1; }
