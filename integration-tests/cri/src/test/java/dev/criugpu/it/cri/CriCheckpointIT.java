@@ -26,7 +26,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * container and its pod are removed; a new pod is run and a container created whose image is the checkpoint
  * archive's path on the node, which containerd 2.x takes for a checkpoint to restore (its CreateContainer stats the
  * image name: an existing file is a checkpoint archive), and StartContainer restores it with criu. The counter goes
- * on from where the checkpoint caught it. criu, run by runc, loads both plugins, which disable themselves (no GPU)
+ * on from where the checkpoint caught it. That is done ROUNDS times in a row, each round checkpointing the container
+ * the round before restored. criu, run by runc, loads both plugins, which disable themselves (no GPU)
  * and say so in the dump.log the archive carries.
  */
 @ExtendWith(DockerRequired.class)
@@ -36,6 +37,8 @@ class CriCheckpointIT {
     /** The program: a shell counter writing 1, 2, 3, ... to its stdout, which the CRI log file keeps. */
     private static final String COUNTER = "i=0; while :; do i=$((i+1)); echo $i; sleep 0.1; done";
     private static final Duration PROGRESS_TIMEOUT = Duration.ofSeconds(30);
+    /** Checkpoint and restore rounds, each of the container the round before restored (issue 43: 5, as on the GPU). */
+    private static final int ROUNDS = 5;
     private static final Pattern CRI_LOG_LINE = Pattern.compile("^\\S+ stdout F (\\d+)$");
 
     @Test
@@ -56,81 +59,92 @@ class CriCheckpointIT {
                 String log1 = cri.containerStatus(counter1).getLogPath();
                 awaitCount(node, log1, 1, 3);
 
-                // the kubelet's checkpoint: the archive is written, the container goes on running
-                long before = lastValue(node, log1);
-                cri.checkpointContainer(counter1, ARCHIVE, Duration.ofSeconds(60));
-                long after = lastValue(node, log1);
-                assertEquals(Cri.ContainerState.CONTAINER_RUNNING, cri.containerStatus(counter1).getState(),
-                        "CheckpointContainer leaves the container running");
-                List<String> entries = node.exec("tar", "-tf", ARCHIVE).orFail().stdout().lines()
-                        .map(e -> e.replaceFirst("^\\./", "")).toList();
-                for (String entry : List.of("checkpoint/inventory.img", "checkpoint/pstree.img", "config.dump",
-                        "spec.dump", "status.dump", "dump.log", "container.log")) {
-                    assertTrue(entries.contains(entry), ARCHIVE + " lacks " + entry + ": " + entries);
+                // ROUNDS times: the kubelet's checkpoint of the container the round before restored, then its restore
+                String counter = counter1, sandbox = sandbox1, log0 = log1;
+                Cri.PodSandboxConfig pod = pod1;
+                for (int round = 1; round <= ROUNDS; round++) {
+                    // the kubelet's checkpoint: the archive is written, the container goes on running
+                    long before = lastValue(node, log0);
+                    node.exec("rm", "-f", ARCHIVE).orFail();
+                    cri.checkpointContainer(counter, ARCHIVE, Duration.ofSeconds(60));
+                    long after = lastValue(node, log0);
+                    assertEquals(Cri.ContainerState.CONTAINER_RUNNING, cri.containerStatus(counter).getState(),
+                            "CheckpointContainer leaves the container running");
+                    List<String> entries = node.exec("tar", "-tf", ARCHIVE).orFail().stdout().lines()
+                            .map(e -> e.replaceFirst("^\\./", "")).toList();
+                    for (String entry : List.of("checkpoint/inventory.img", "checkpoint/pstree.img", "config.dump",
+                            "spec.dump", "status.dump", "dump.log", "container.log")) {
+                        assertTrue(entries.contains(entry), ARCHIVE + " lacks " + entry + ": " + entries);
+                    }
+                    String dumpLog = archiveEntry(node, "dump.log");
+                    assertPluginsLoaded(dumpLog, "the archive's dump.log");
+                    assertOneLine(dumpLog, "dump.log", "cuda_plugin: disabled: no NVIDIA GPU\\b.+");
+                    assertOneLine(dumpLog, "dump.log", "amdgpu_plugin: disabled: no AMD GPU\\b.+");
+                    // the base image the restore pulls again: by digest, from its registry
+                    String config = archiveEntry(node, "config.dump");
+                    assertTrue(config.contains("\"rootfsImageRef\":\"localhost:5000/criu-gpu-cri/busybox@sha256:"),
+                            "config.dump: " + config);
+                    List<Long> logAtCheckpoint = values(archiveEntry(node, "container.log"));
+                    if (round == 1) assertConsecutiveFrom(1, logAtCheckpoint, "container.log in the archive");
+
+                    // gone: container and pod
+                    cri.stopContainer(counter, 0);
+                    cri.removeContainer(counter);
+                    cri.stopPodSandbox(sandbox);
+                    cri.removePodSandbox(sandbox);
+                    node.exec("rm", "-rf", pod.getLogDirectory()).orFail();   // as the kubelet does with a removed pod's logs
+                    assertTrue(node.exec("sh", "-c", "ps -e -o args | grep -v grep | grep -q 'i=0; while'").exitCode() == 1,
+                            "the counter still runs after its container and pod were removed");
+
+                    // a new pod; a container whose image is the checkpoint archive
+                    Cri.PodSandboxConfig pod2 = pod(node);
+                    String sandbox2 = cri.runPodSandbox(pod2);
+                    String counter2 = cri.createContainer(sandbox2, counter(ARCHIVE), pod2);
+                    cri.startContainer(counter2);
+                    Cri.ContainerStatus restored = cri.containerStatus(counter2);
+                    assertEquals(Cri.ContainerState.CONTAINER_RUNNING, restored.getState(), restored.toString());
+                    assertEquals("true", restored.getAnnotationsMap().get("restored"), "containerd's restored annotation");
+                    String log2 = restored.getLogPath();
+
+                    // The new log starts with the archive's container.log; the restored process appends to it.
+                    int copied = logAtCheckpoint.size();
+                    awaitCount(node, log2, copied + 1, 10);
+                    List<Long> log = values(node.exec("cat", log2).orFail().stdout());
+                    assertEquals(logAtCheckpoint, log.subList(0, copied), "the restored container's log does not start "
+                            + "with the archive's container.log");
+                    List<Long> restoredValues = log.subList(copied, log.size());
+                    long first = restoredValues.getFirst();
+                    assertTrue(first > before && first <= after + 1, "the restored counter's first value " + first
+                            + " is not right after a value the counter had while CheckpointContainer ran (" + before
+                            + " before the call, " + after + " after it)");
+                    assertTrue(first <= logAtCheckpoint.getLast() + 1, "first value " + first + " after the checkpoint's log "
+                            + "(its last value " + logAtCheckpoint.getLast() + ")");
+                    assertConsecutiveFrom(first, restoredValues, log2 + " after the restore");
+                    assertTrue(restoredValues.getLast() > first + 8, "the restored counter did not go on: " + restoredValues);
+
+                    System.out.println("CriCheckpointIT: round " + round + ": counter at " + before + " before "
+                            + "CheckpointContainer, " + after + " after it; the archive's container.log holds " + copied
+                            + " values; restored counter: " + first + ".." + restoredValues.getLast() + " in " + log2);
+                    // runc runs criu restore in the task's bundle directory, where its restore.log stays
+                    String restoreLog = node.exec("cat", "/var/lib/criu-gpu-cri/containerd/io.containerd.runtime.v2.task/k8s.io/"
+                            + counter2 + "/restore.log").orFail().stdout();
+                    assertPluginsLoaded(restoreLog, "restore.log");
+                    assertOneLine(restoreLog, "restore.log", "cuda_plugin: disabled: the image holds no CUDA state");
+                    assertOneLine(restoreLog, "restore.log", "amdgpu_plugin: disabled: the image holds no AMDGPU state");
+                    assertTrue(restoreLog.lines().noneMatch(l -> l.contains("entered Java")),
+                            "a disabled plugin entered Java:\n" + restoreLog);
+                    System.out.println("CriCheckpointIT: dump.log and restore.log, plugin lines:\n"
+                            + String.join("\n", (dumpLog + restoreLog).lines().filter(l -> l.contains("plugin")).toList()));
+                    counter = counter2;
+                    sandbox = sandbox2;
+                    pod = pod2;
+                    log0 = log2;
                 }
-                String dumpLog = archiveEntry(node, "dump.log");
-                assertPluginsLoaded(dumpLog, "the archive's dump.log");
-                assertOneLine(dumpLog, "dump.log", "cuda_plugin: disabled: no NVIDIA GPU\\b.+");
-                assertOneLine(dumpLog, "dump.log", "amdgpu_plugin: disabled: no AMD GPU\\b.+");
-                // the base image the restore pulls again: by digest, from its registry
-                String config = archiveEntry(node, "config.dump");
-                assertTrue(config.contains("\"rootfsImageRef\":\"localhost:5000/criu-gpu-cri/busybox@sha256:"),
-                        "config.dump: " + config);
-                List<Long> logAtCheckpoint = values(archiveEntry(node, "container.log"));
-                assertConsecutiveFrom(1, logAtCheckpoint, "container.log in the archive");
 
-                // gone: container and pod
-                cri.stopContainer(counter1, 0);
-                cri.removeContainer(counter1);
-                cri.stopPodSandbox(sandbox1);
-                cri.removePodSandbox(sandbox1);
-                node.exec("rm", "-rf", pod1.getLogDirectory()).orFail();   // as the kubelet does with a removed pod's logs
-                assertTrue(node.exec("sh", "-c", "ps -e -o args | grep -v grep | grep -q 'i=0; while'").exitCode() == 1,
-                        "the counter still runs after its container and pod were removed");
-
-                // a new pod; a container whose image is the checkpoint archive
-                Cri.PodSandboxConfig pod2 = pod(node);
-                String sandbox2 = cri.runPodSandbox(pod2);
-                String counter2 = cri.createContainer(sandbox2, counter(ARCHIVE), pod2);
-                cri.startContainer(counter2);
-                Cri.ContainerStatus restored = cri.containerStatus(counter2);
-                assertEquals(Cri.ContainerState.CONTAINER_RUNNING, restored.getState(), restored.toString());
-                assertEquals("true", restored.getAnnotationsMap().get("restored"), "containerd's restored annotation");
-                String log2 = restored.getLogPath();
-
-                // The new log starts with the archive's container.log; the restored process appends to it.
-                int copied = logAtCheckpoint.size();
-                awaitCount(node, log2, copied + 1, 10);
-                List<Long> log = values(node.exec("cat", log2).orFail().stdout());
-                assertEquals(logAtCheckpoint, log.subList(0, copied), "the restored container's log does not start "
-                        + "with the archive's container.log");
-                List<Long> restoredValues = log.subList(copied, log.size());
-                long first = restoredValues.getFirst();
-                assertTrue(first > before && first <= after + 1, "the restored counter's first value " + first
-                        + " is not right after a value the counter had while CheckpointContainer ran (" + before
-                        + " before the call, " + after + " after it)");
-                assertTrue(first <= copied + 1, "first value " + first + " after the checkpoint's log (" + copied + ")");
-                assertConsecutiveFrom(first, restoredValues, log2 + " after the restore");
-                assertTrue(restoredValues.getLast() > first + 8, "the restored counter did not go on: " + restoredValues);
-
-                System.out.println("CriCheckpointIT: counter at " + before + " before CheckpointContainer, " + after
-                        + " after it; the archive's container.log holds 1.." + copied + "; restored counter: " + first
-                        + ".." + restoredValues.getLast() + " in " + log2);
-                // runc runs criu restore in the task's bundle directory, where its restore.log stays
-                String restoreLog = node.exec("cat", "/var/lib/criu-gpu-cri/containerd/io.containerd.runtime.v2.task/k8s.io/"
-                        + counter2 + "/restore.log").orFail().stdout();
-                assertPluginsLoaded(restoreLog, "restore.log");
-                assertOneLine(restoreLog, "restore.log", "cuda_plugin: disabled: the image holds no CUDA state");
-                assertOneLine(restoreLog, "restore.log", "amdgpu_plugin: disabled: the image holds no AMDGPU state");
-                assertTrue(restoreLog.lines().noneMatch(l -> l.contains("entered Java")),
-                        "a disabled plugin entered Java:\n" + restoreLog);
-                System.out.println("CriCheckpointIT: dump.log and restore.log, plugin lines:\n"
-                        + String.join("\n", (dumpLog + restoreLog).lines().filter(l -> l.contains("plugin")).toList()));
-
-                cri.stopContainer(counter2, 0);
-                cri.removeContainer(counter2);
-                cri.stopPodSandbox(sandbox2);
-                cri.removePodSandbox(sandbox2);
+                cri.stopContainer(counter, 0);
+                cri.removeContainer(counter);
+                cri.stopPodSandbox(sandbox);
+                cri.removePodSandbox(sandbox);
             }
         }
     }
