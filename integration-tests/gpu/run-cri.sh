@@ -19,6 +19,8 @@
 #                      on GPU 0 and sees GPU 1), a node without GPU 0 at the restore, the new pod given GPU 1
 #   cri-no-gpu-here    checkpointed with nvidia.com/gpu=0, then the node made one without any of its GPUs (the plugin
 #                      treats them all as absent): the restore must fail, saying why in restore.log, nothing running
+#   (a gpu-* case whose restore fails must also find the plugin's error line in the node's system log, which
+#   containerd does not delete: the host's syslog, or busybox's syslogd started for the run)
 #   cri-no-cdi-spec    a container asking for a CDI device no spec names: CreateContainer fails naming it
 # CRI_CPU_ONLY=1 runs the same with a shell counter and no GPU (the plugins load and disable themselves): the wiring,
 # testable in a sid container without a GPU.
@@ -65,8 +67,25 @@ node_down() {
     done
 }
 
+# the node's system log, where the plugins' error lines also go when criu runs under RPC (containerd deletes a
+# failed restore's task directory, restore.log with it): the host's where something serves /dev/log, else busybox's
+# syslogd writing $LOGS/system.log for the run
+SYSTEM_LOG=""
+start_system_log() {
+    if [[ -S /dev/log ]]; then note "SETUP system log: the host's (/dev/log)"; return; fi
+    busybox syslogd -O "$LOGS/system.log" && SYSTEM_LOG="$LOGS/system.log" \
+        && note "SETUP system log: busybox syslogd writing $SYSTEM_LOG"
+}
+
+stop_system_log() {
+    [[ -n "$SYSTEM_LOG" ]] || return 0
+    pkill -f "busybox syslogd -O $SYSTEM_LOG" 2>/dev/null
+    rm -f /dev/log
+}
+
 finish() {
     trap '' INT TERM
+    stop_system_log
     cp "$NODE_STATE/containerd.log" "$NODE_STATE/registry.log" "$LOGS/" 2>/dev/null
     find "$NODE_STATE/containerd/io.containerd.runtime.v2.task" -name '*.log' -exec cp --parents {} "$LOGS/" \; 2>/dev/null
     node_down
@@ -109,6 +128,7 @@ setup() {
         cp "$CDI_SPEC" "$LOGS/cdi-nvidia.yaml"
     fi
     counter_rootfs "$CRI_ROOT/image-rootfs" "$counter" || { echo "cannot build the counter's root filesystem"; return 1; }
+    start_system_log
     sh "$NODE_SH" start "$SOCKET" >"$LOGS/node-start.out" 2>&1 || { echo "node.sh start: $(tail -n1 "$LOGS/node-start.out")"; return 1; }
     note "SETUP $(grep 'node up' "$LOGS/node-start.out" | sed 's/^criu-gpu-cri: //')"
     sh "$NODE_SH" push-image "$CRI_IMAGE" "$CRI_ROOT/image-rootfs" >"$LOGS/push-image.out" 2>&1 \
@@ -151,7 +171,8 @@ cri_case() {
     watcher=$!
     "$JDK/bin/java" -cp "$CRI_ROOT/cri/java/*" dev.criugpu.it.cri.CriGpuRounds "$kind" "$name" \
         socket="$SOCKET" image="$CRI_IMAGE" archive-dir="$IMG_ROOT" containerd-log="$NODE_STATE/containerd.log" \
-        command="$COUNTER_CMD" dump-line="$DUMP_LINE" restore-line="$RESTORE_LINE" log-dir="$LOGS" "$@" \
+        command="$COUNTER_CMD" dump-line="$DUMP_LINE" restore-line="$RESTORE_LINE" log-dir="$LOGS" \
+        ${SYSTEM_LOG:+system-log="$SYSTEM_LOG"} "$@" \
         >"$out" 2>"$LOGS/$name.err"
     kill "$watcher" 2>/dev/null; wait "$watcher" 2>/dev/null
     while IFS= read -r line; do

@@ -7,6 +7,7 @@
 #      first GPU the cases are shown, default 0); ZOO_PREPARE_ONLY=1 (unpack the bundle and build, nothing else) and
 #      ZOO_CRIU_OPTIONS (criu options without "--", comma-separated, for every criu command, through CRIU_CONFIG_FILE;
 #      default "tcp-established,network-lock nftables", empty for none);
+#      ZOO_EXTRA_ARGS (appended to every case's program arguments, e.g. "--mib 4096" for cuda_zoo.py cases);
 #      E2E_PREPARED=1 with E2E_IMG_ROOT (a shard: runs on what an earlier ZOO_PREPARE_ONLY run left)
 set -uo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"   # sets GPU_DIR
@@ -45,6 +46,6 @@ for entry in "${ZOO_ALL_CASES[@]}"; do
     gpus="${rest%%:*}" cmd="${rest#*:}"
     [[ -n "${ZOO_CASES:-}" && " $ZOO_CASES " != *" $name "* ]] && continue
     # shellcheck disable=SC2086
-    case_zoo "$name" "$gpus" $cmd
+    case_zoo "$name" "$gpus" $cmd ${ZOO_EXTRA_ARGS:-}
 done
 finish

@@ -54,6 +54,8 @@ final class RestoreSession {
     private final String planError;
     private final List<GpuInfo> hostGpus;
     private final List<GpuPair> unrecordedPairs;
+    /** The GPUs each task's restore moves (pid: pairs whose old and new GPU differ), for its failure line. */
+    private final Map<Integer, List<GpuPair>> moves = new java.util.concurrent.ConcurrentHashMap<>();
 
     /**
      * @param records our per-task records from the images directory
@@ -225,6 +227,8 @@ final class RestoreSession {
     }
 
     private void restoreOnWorker(int pid, List<GpuPair> pairs, List<CudaAction> steps) throws CudaCallException {
+        List<GpuPair> moved = pairs.stream().filter(p -> !p.oldUuid().equals(p.newUuid())).toList();
+        if (steps.contains(CudaAction.RESTORE) && !moved.isEmpty()) moves.put(pid, moved);
         long t0 = System.nanoTime();
         if (steps.contains(CudaAction.RESTORE)) TaskReturn.apply(backend, pid, List.of(CudaAction.RESTORE), pairs);
         long t1 = System.nanoTime();
@@ -240,11 +244,19 @@ final class RestoreSession {
         WokenWork.Ended ended = work.finish("the CUDA restore");
         List<String> errors = new ArrayList<>();
         for (TaskWork.Failure f : ended.failures()) {
-            errors.add(RestoreFailure.killTask(f.pid(), "CUDA restore failed: " + CudaErrors.describe(f.cause())).getMessage());
+            errors.add(RestoreFailure.killTask(f.pid(), "CUDA restore failed" + movedOnto(f.pid()) + ": "
+                    + CudaErrors.describe(f.cause())).getMessage());
         }
         errors.addAll(ended.restopErrors());
         if (errors.isEmpty()) return;
         throw WokenWork.firstOf(Errno.EIO, errors);
+    }
+
+    /** Where a failed restore was moving the task's GPUs (a driver may refuse a move it allows elsewhere): the GPUs by UUID. */
+    private String movedOnto(int pid) {
+        List<GpuPair> moved = moves.getOrDefault(pid, List.of());
+        if (moved.isEmpty()) return "";
+        return " moving its GPUs " + String.join(", ", moved.stream().map(p -> p.oldUuid() + " (dump) to " + p.newUuid()).toList());
     }
 
     /** criu's plugin exit: anything still outstanding (a task criu never resumed) is joined and logged. */

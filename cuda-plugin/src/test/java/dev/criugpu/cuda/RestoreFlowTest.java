@@ -6,6 +6,9 @@ import dev.criugpu.api.InventoryClaim;
 import dev.criugpu.api.Stage;
 import dev.criugpu.api.log.CriuLog;
 import dev.criugpu.cuda.bindings.cuda_h;
+import dev.criugpu.cuda.gpu.GpuInfo;
+import dev.criugpu.cuda.gpu.GpuUuid;
+import dev.criugpu.cuda.image.CudaGpuEntry;
 import dev.criugpu.cuda.image.CudaTaskEntry;
 import dev.criugpu.cuda.state.CudaState;
 import org.junit.jupiter.api.AfterEach;
@@ -140,6 +143,28 @@ class RestoreFlowTest {
         assertTrue(tasks.alive(ok));
         assertEquals(CudaState.RUNNING, driver.state(ok, true));
         assertTrue(threads.stillRunning().isEmpty());
+    }
+
+    /**
+     * A driver may refuse to move a task onto other GPUs where it moves one elsewhere (measured inside a container,
+     * driver 580: CUDA error 1): the line says which GPUs the restore was moving, by UUID.
+     */
+    @Test
+    void aFailedRestoreOntoOtherGpusNamesTheGpus() throws Exception {
+        GpuInfo dumped = new GpuInfo(GpuUuid.parse("GPU-11111111-2222-3333-4444-555555555555"), 1, "NVIDIA H200", "");
+        GpuInfo here = new GpuInfo(GpuUuid.parse("GPU-66666666-7777-8888-9999-000000000000"), 0, "NVIDIA H200", "");
+        int p = tasks.start();
+        driver.cuda(p, CudaState.CHECKPOINTED).fail(p, "restore", cuda_h.CUDA_ERROR_INVALID_VALUE, true);
+        threads.hold(p);
+        CudaTaskEntry rec = record(p, CudaState.RUNNING).toBuilder().addGpus(CudaGpuEntry.newBuilder()
+                .setUuid(dumped.uuid().text()).setModel(dumped.model()).setMinor(dumped.minor()).setUsedMib(64)).build();
+        RestoreSession s = new RestoreSession(CudaDeps.inCriu(driver, threads), List.of(rec), Set.of(p), true,
+                List.of(here), List.of(here), Map.of(), true, java.util.Optional::empty);
+
+        String line = (String) resumeAll(s, List.of(p)).getFirst();
+        assertTrue(line.startsWith("pid " + p + ": CUDA restore failed moving its GPUs " + dumped.uuid().text()
+                + " (dump) to " + here.uuid().text() + ": planted restore failure"), line);
+        assertTrue(tasks.killed(p));
     }
 
     @Test

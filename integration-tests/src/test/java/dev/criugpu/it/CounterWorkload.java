@@ -78,9 +78,9 @@ public final class CounterWorkload {
         return w;
     }
 
-    /** A parent and its child, writing {@code file}.parent and {@code file}.child. */
+    /** A parent and its child, writing {@code file}.parent and {@code file}.child; their stderr appends to {@code file}.stderr. */
     public static CounterWorkload startTree(CriuContainer c, String file) {
-        int parent = launch(c, "--tree " + file);
+        int parent = launch(c, "--tree " + file, file + ".stderr");
         String childrenFile = "/proc/" + parent + "/task/" + parent + "/children";
         Eventually.await("counter " + parent + " to fork its child", PROGRESS_TIMEOUT,
                 () -> !c.sh("cat " + childrenFile).stdout().isBlank());
@@ -92,8 +92,12 @@ public final class CounterWorkload {
     }
 
     private static int launch(CriuContainer c, String args) {
+        return launch(c, args, "/dev/null");
+    }
+
+    private static int launch(CriuContainer c, String args, String stderr) {
         CommandResult r = c.sh("setsid " + CriuContainer.WORKLOADS + "/counter " + args
-                + " </dev/null >/dev/null 2>&1 & echo $!").orFail();
+                + " </dev/null >/dev/null 2>>" + stderr + " & echo $!").orFail();
         return Integer.parseInt(r.stdout().trim());
     }
 

@@ -37,7 +37,12 @@ class LateRestoreFailureIT {
         int first = tree.counters().getFirst().pid();
         List<String> ours = restore.logLinesContaining("Error (cuda_plugin): pid " + first + ": device restore failed");
         assertEquals(1, ours.size(), "one error line naming the pid:\n" + restore.logTail(40));
-        assertTrue(ours.getFirst().contains("killed it so that it cannot run without its GPU state"), ours.getFirst());
+        assertTrue(ours.getFirst().contains("killed it so that it cannot run without its GPU state (this fails the "
+                + "restore); said so on its stderr (/tmp/late.stderr)"), ours.getFirst());
+        // the task's own stderr (criu reopened the file at restore) has the line too: criu's caller may drop criu's log
+        List<String> told = criu.sh("cat /tmp/late.stderr").orFail().stdout().lines().toList();
+        assertTrue(told.contains("criu restore (criu-java-gpu): pid " + first + ": device restore failed (fault injected "
+                + "by CRIU_GPU_FAULT); killing it, since it cannot run without its GPU state"), told.toString());
         assertFalse(restore.logLinesContaining("Killing processes because of failure on restore").isEmpty(),
                 "criu did not fail the restore:\n" + restore.logTail(40));
         assertTrue(restore.logLinesContaining("Restore finished successfully").isEmpty());

@@ -1,6 +1,7 @@
 package dev.criugpu.api;
 
 import dev.criugpu.api.log.CriuLog;
+import dev.criugpu.api.sys.CriuArgv;
 import dev.criugpu.api.sys.PlanMemory;
 
 import java.lang.foreign.MemorySegment;
@@ -116,6 +117,7 @@ public final class Bootstrap {
             return -Errno.EINVAL;
         }
         LogSink.bind(services.printOnLevel());
+        LogSink.copyErrorsToSystemLog(CriuArgv.selfIsRpcWorker());
         services.helperLauncher().ifPresent(HelperLauncher::use);
         prepared(services.pluginName());
         int rc = HookDispatcher.guarded(services, "bootstrap", () -> start(services, PREPARED.remove(services.pluginName())));

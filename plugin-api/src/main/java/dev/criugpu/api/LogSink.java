@@ -1,5 +1,7 @@
 package dev.criugpu.api;
 
+import dev.criugpu.api.bindings.libc_h;
+
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -37,6 +39,7 @@ final class LogSink {
     private static final AtomicLong DROPPED = new AtomicLong();
     private static volatile Thread hookThread;
     private static volatile Printer defaultPrint;
+    private static volatile boolean errorsToSystemLog;
 
     private LogSink() {
     }
@@ -55,11 +58,23 @@ final class LogSink {
     }
 
     /**
+     * Error lines go to the system log as well (syslog; where systemd runs, the journal, with the unit of criu's
+     * caller). Set where criu runs as an RPC worker: its caller may throw criu's log away with a failed command
+     * (containerd deletes a failed restore's task directory, restore.log with it, and reports only runc's "criu
+     * failed: type RESTORE errno 0").
+     */
+    static void copyErrorsToSystemLog(boolean on) {
+        errorsToSystemLog = on;
+    }
+
+    /**
      * One line (text without its newline) into criu's log through {@code print}, at once on the hook thread,
-     * otherwise at the next hook; to stderr when there is no criu.
+     * otherwise at the next hook; to stderr when there is no criu; an error line to the system log too where
+     * {@link #copyErrorsToSystemLog}.
      */
     static void write(Printer print, LogLevel level, String text) {
         String line = cap(text) + "\n";
+        if (errorsToSystemLog && level == LogLevel.ERROR) systemLog(cap(text));
         if (print == null) {
             STDERR.print(line);
         } else if (hookThread == null || Thread.currentThread() == hookThread) {
@@ -94,6 +109,14 @@ final class LogSink {
         int keep = MAX_LINE_BYTES - 1 - String.format(CUT, b.length).length();
         while (keep > 0 && (b[keep] & 0xc0) == 0x80) keep--; // not inside a UTF-8 sequence
         return new String(b, 0, keep, StandardCharsets.UTF_8) + String.format(CUT, b.length - keep);
+    }
+
+    private static void systemLog(String line) {
+        try {
+            libc_h.syslog(libc_h.LOG_DAEMON_ERR, line);
+        } catch (RuntimeException e) {
+            // criu's log has the line; the system log is a copy
+        }
     }
 
     private static void printNow(Printer print, int level, String line) {

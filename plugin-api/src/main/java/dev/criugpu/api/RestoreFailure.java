@@ -1,6 +1,7 @@
 package dev.criugpu.api;
 
 import dev.criugpu.api.bindings.signal_h;
+import dev.criugpu.api.sys.TaskStderr;
 import dev.criugpu.api.sys.Tracees;
 
 import java.time.Duration;
@@ -24,19 +25,22 @@ public final class RestoreFailure {
     }
 
     /**
-     * Kills {@code pid} and returns the one error line for it, naming the pid and {@code reason}.
+     * Kills {@code pid} and returns the one error line for it, naming the pid and {@code reason}. The task's own
+     * stderr hears it first ({@link TaskStderr}): criu's caller may delete criu's log with the failed restore.
      */
     public static CriuException killTask(int pid, String reason) {
+        String told = TaskStderr.tell(pid, "criu restore (criu-java-gpu): pid " + pid + ": " + reason
+                + "; killing it, since it cannot run without its GPU state");
         List<Integer> dependents = Tracees.dependents(pid);
         boolean killed = signal_h.kill(pid, signal_h.SIGKILL);
         List<Integer> left = killed ? Tracees.awaitExits(dependents, RELEASE_LIMIT) : List.of();
         if (!left.isEmpty()) {
             return new CriuException(Errno.EIO, "pid " + pid + ": " + reason + "; killed it, but thread(s) " + left
                     + " of it or of its pid namespace (" + Tracees.describe(left) + ") did not exit within " + RELEASE_LIMIT.toSeconds() + " s: criu may "
-                    + "hang waiting for it (kill criu to end it)");
+                    + "hang waiting for it (kill criu to end it); " + told);
         }
         return new CriuException(Errno.EIO, "pid " + pid + ": " + reason + "; "
-                + (killed ? "killed it so that it cannot run without its GPU state (this fails the restore)"
+                + (killed ? "killed it so that it cannot run without its GPU state (this fails the restore); " + told
                           : "it has gone already"));
     }
 }

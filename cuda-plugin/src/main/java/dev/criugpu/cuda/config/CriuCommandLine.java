@@ -255,7 +255,7 @@ public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveSt
                 command = a;
             }
         }
-        boolean rpc = "swrk".equals(command) || "service".equals(command);
+        boolean rpc = "swrk".equals(command) || "service".equals(command) || dev.criugpu.api.sys.CriuArgv.rpcWorker(argv);
         return new CriuCommandLine(rpc, leaveRunning, leaveStopped, timeout, tree, joinNetNs);
     }
 

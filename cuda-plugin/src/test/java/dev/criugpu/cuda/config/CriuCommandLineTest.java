@@ -151,6 +151,12 @@ class CriuCommandLineTest {
     @Test
     void rpcWorkers() {
         assertTrue(p("criu", "swrk", "3").rpc());
+        // criu's title once an RPC request arrived (libbsd's setproctitle): one string, options unknown here
+        assertTrue(p("criu: dump --rpc -t 1234").rpc());
+        assertTrue(p("criu: restore --rpc").rpc());
+        assertEquals(java.util.OptionalInt.empty(), p("criu: dump --rpc -t 1234").tree());
+        assertFalse(p("criu: dump --rpc-like").rpc());
+        assertFalse(p("criu", "dump", "-t", "1", "--rpc").rpc());
         assertTrue(p("/usr/sbin/criu", "service", "--address", "/run/criu.sock").rpc());
     }
 

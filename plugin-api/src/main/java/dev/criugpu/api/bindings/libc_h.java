@@ -16,7 +16,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
- * libc's {@code ptrace}, {@code waitpid}, {@code prctl}, {@code fcntl} and {@code execvp}, for both vendors and the command line, with errno captured right after the call (jextract shape plus
+ * libc's {@code ptrace}, {@code waitpid}, {@code prctl}, {@code fcntl}, {@code execvp} and {@code syslog}, for both vendors and the command line, with errno captured right after the call (jextract shape plus
  * {@code Linker.Option.captureCallState}). Numbers are Linux x86-64 (linux/ptrace.h, bits/waitflags.h).
  */
 public final class libc_h {
@@ -106,7 +106,29 @@ public final class libc_h {
                 LINKER.defaultLookup().find("geteuid").orElseThrow(), FunctionDescriptor.of(JAVA_INT));
     }
 
+    /** {@code void syslog(int priority, const char *format, ...)}, called with "%s" and one string. */
+    private static final class Syslog {
+        static final MethodHandle HANDLE = LINKER.downcallHandle(
+                LINKER.defaultLookup().find("syslog").orElseThrow(),
+                FunctionDescriptor.ofVoid(JAVA_INT, ADDRESS, ADDRESS), Linker.Option.firstVariadicArg(2));
+    }
+
+    /** syslog.h: facility LOG_DAEMON, level LOG_ERR. */
+    public static final int LOG_DAEMON_ERR = (3 << 3) | 3;
+
     private libc_h() {
+    }
+
+    /**
+     * syslog({@code priority}, "%s", {@code message}): one record to the system log (/dev/log; the journal where
+     * systemd runs), under this program's name and pid; nothing happens where nothing listens.
+     */
+    public static void syslog(int priority, String message) {
+        try (Arena arena = Arena.ofConfined()) {
+            Syslog.HANDLE.invokeExact(priority, arena.allocateFrom("%s"), arena.allocateFrom(message));
+        } catch (Throwable t) {
+            throw new IllegalStateException("syslog downcall failed", t);
+        }
     }
 
     /** Whether this process is a child subreaper (orphaned descendants would be reparented to it). */

@@ -37,7 +37,9 @@ public final class Syscalls {
     public static final int O_WRONLY = 1;
     public static final int O_CREAT = 0x40;
     public static final int O_EXCL = 0x80;
+    public static final int O_APPEND = 0x400;
     public static final int O_NONBLOCK = 0x800;
+    public static final int O_NOCTTY = 0x100;
     public static final int O_DIRECTORY = 0x10000;
     public static final int O_NOFOLLOW = 0x20000;
     public static final int O_CLOEXEC = 0x80000;
@@ -61,6 +63,7 @@ public final class Syscalls {
     private final Downcall renameat;
     private final Downcall unlinkat;
     private final Downcall fileStat;
+    private final Downcall write;
 
     private Syscalls(String origin, SymbolLookup lookup, String prefix) {
         this.origin = origin;
@@ -82,6 +85,7 @@ public final class Syscalls {
         renameat = bind(libc, "renameat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
         unlinkat = bind(libc, "unlinkat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
         fileStat = bind(libc, "fstat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+        write = bind(libc, "write", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
     }
 
     /**
@@ -221,6 +225,21 @@ public final class Syscalls {
             throw e;
         } catch (Throwable t) {
             throw new IllegalStateException("fstat", t);
+        }
+    }
+
+    /** write(2) of {@code bytes} once (no retry): how many were written; always libc's. */
+    public long write(int fd, byte[] bytes) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment state = a.allocate(CALL_STATE);
+            long n = (long) write.handle().invokeExact(state, fd, a.allocateFrom(java.lang.foreign.ValueLayout.JAVA_BYTE, bytes),
+                    (long) bytes.length);
+            if (n < 0) throw failure("write fd " + fd, errno(state));
+            return n;
+        } catch (SyscallException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("write", t);
         }
     }
 

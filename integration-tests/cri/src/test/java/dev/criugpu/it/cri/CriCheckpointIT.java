@@ -185,6 +185,50 @@ class CriCheckpointIT {
         }
     }
 
+    /**
+     * A device restore that fails after criu forked (on a GPU host: the driver refusing to move a container's task onto
+     * another GPU; here the plugins' fault switch in forced mode) fails StartContainer with runc's line, which does not
+     * say why, and containerd deletes the task directory with criu's restore.log; it does not copy the task's output
+     * before a restore succeeded either. The plugin's error line naming the pid and the reason is in the node's system
+     * log (the journal where systemd runs; busybox's syslogd here); the counter was killed, not left running.
+     */
+    @Test
+    void aFailedDeviceRestoreSaysWhyInTheNodesSystemLog() {
+        try (CriNode node = CriNode.start(true)) {
+            node.exec("busybox", "syslogd", "-O", "/var/log/messages").orFail();
+            node.startContainerd("CRIU_GPU_PLUGIN_FORCE=1", "CRIU_GPU_FAULT=cuda_plugin:resume-devices-late").orFail();
+            try (CriClient cri = node.client()) {
+                cri.pullImage(IMAGE);
+                Cri.PodSandboxConfig pod1 = pod(node);
+                String sandbox1 = cri.runPodSandbox(pod1);
+                String counter1 = cri.createContainer(sandbox1, counter(IMAGE), pod1);
+                cri.startContainer(counter1);
+                awaitCount(node, cri.containerStatus(counter1).getLogPath(), 1, 3);
+                cri.checkpointContainer(counter1, ARCHIVE, Duration.ofSeconds(60));
+                cri.stopContainer(counter1, 0);
+                cri.removeContainer(counter1);
+                cri.stopPodSandbox(sandbox1);
+                cri.removePodSandbox(sandbox1);
+
+                Cri.PodSandboxConfig pod2 = pod(node);
+                String sandbox2 = cri.runPodSandbox(pod2);
+                String counter2 = cri.createContainer(sandbox2, counter(ARCHIVE), pod2);
+                AssertionError e = assertThrows(AssertionError.class, () -> cri.startContainer(counter2));
+                String first = e.getMessage().lines().findFirst().orElse("");
+                assertTrue(first.startsWith("CRI StartContainer failed: ") && first.contains("criu failed: type RESTORE"), first);
+
+                String messages = node.exec("cat", "/var/log/messages").orFail().stdout();
+                List<String> ours = messages.lines().filter(l -> l.matches(".* criu(\\[\\d+\\])?: Error \\(cuda_plugin\\): pid \\d+: "
+                        + "device restore failed \\(fault injected by CRIU_GPU_FAULT\\); killed it so that it cannot run "
+                        + "without its GPU state.*")).toList();
+                assertEquals(1, ours.size(), "the plugin's error line in the node's system log:\n" + messages);
+                assertTrue(node.exec("sh", "-c", "ps -e -o args | grep -v grep | grep -q 'i=0; while'").exitCode() == 1,
+                        "the counter runs after its restore failed");
+                System.out.println("CriCheckpointIT: " + first + "\nCriCheckpointIT: in the node's system log: " + ours.getFirst());
+            }
+        }
+    }
+
     /** Where containerd's criu does not find the plugins, the node's check says so in one line before anything runs. */
     @Test
     void saysInOneLineWhenThePluginDirIsNotWhereContainerdsCriuLooks() {

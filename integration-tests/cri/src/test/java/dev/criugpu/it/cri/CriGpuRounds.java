@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -30,6 +31,7 @@ import java.util.regex.Pattern;
  *   dump-line=REGEX restore-line=REGEX (what dump.log and restore.log must hold) log-dir=DIR (each dump.log and
  *   restore.log kept there) before-restore="SHELL COMMAND" (gpu-elsewhere: run between checkpoint and restore, e.g.
  *   to make the node look like one with other GPUs) expect=any|refused (gpu-elsewhere; default any)
+ *   system-log=FILE (gpu-elsewhere: the node's syslog file; a failed restore must have left the plugin's error there)
  * </pre>
  * gpu-elsewhere: one checkpoint with {@code gpu}, its restore into a pod given {@code restore-gpu}; it passes when
  * the restored counter works on what it was given, or when the restore fails with one line and nothing of the
@@ -122,6 +124,8 @@ public final class CriGpuRounds {
 
     private void gpuElsewhere() {
         List<String> earlier = counterProcesses();   // left by an earlier case: not this one's
+        Optional<Path> systemLog = Optional.ofNullable(opt.get("system-log")).map(Path::of);
+        long systemLogAt = systemLog.map(CriGpuRounds::size).orElse(0L);
         Path archive = Path.of(need("archive-dir"), name + ".tar");
         Checkpointed k = checkpoint(start(need("image"), need("gpu")), archive, "checkpoint");
         String to = need("restore-gpu");
@@ -137,6 +141,16 @@ public final class CriGpuRounds {
             String restoreLog = lastRestoreLog();
             restoreLog.lines().filter(l -> l.contains("Error") || l.contains("refused")).limit(3)
                     .forEach(l -> System.out.println("NOTE " + name + ": restore.log: " + l.strip()));
+            if (systemLog.isPresent()) {
+                // containerd deleted restore.log with the task: the node's system log is where the reason stays
+                List<String> ours = linesAfter(systemLog.get(), systemLogAt).stream()
+                        .filter(l -> l.contains("Error (cuda_plugin)")).toList();
+                ours.stream().limit(3).forEach(l -> System.out.println("NOTE " + name + ": system log: " + l.strip()));
+                if (ours.isEmpty()) {
+                    throw new CaseFailed("the restore failed and the node's system log (" + systemLog.get() + ") has no "
+                            + "line of the plugin saying why");
+                }
+            }
             List<String> beforeCleanUp = counterProcesses();
             beforeCleanUp.removeAll(earlier);
             cleanUp();   // what the kubelet does with a container that did not start: removed, with its pod
@@ -501,5 +515,23 @@ public final class CriGpuRounds {
 
     private static String fmt(double seconds) {
         return String.format("%.2f", seconds);
+    }
+
+    private static long size(Path file) {
+        try {
+            return Files.size(file);
+        } catch (IOException e) {
+            return 0;
+        }
+    }
+
+    /** The lines of {@code file} past its first {@code offset} bytes (empty where it cannot be read). */
+    private static List<String> linesAfter(Path file, long offset) {
+        try (java.io.InputStream in = Files.newInputStream(file)) {
+            in.skipNBytes(Math.min(offset, Files.size(file)));
+            return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).lines().toList();
+        } catch (IOException e) {
+            return List.of();
+        }
     }
 }

@@ -60,7 +60,12 @@ final class CriNode implements AutoCloseable {
                         .withCgroupnsMode("private")
                         .withInit(true));
         if (withPlugins) {
-            c = c.withFileSystemBind(PluginDir.buildPath().toString(), "/usr/lib/criu", BindMode.READ_ONLY);
+            // also where its jvm.options names it, with its JDK, for tests that make the plugins start Java (forced mode)
+            PluginDir plugins = PluginDir.fromBuild();
+            String dir = plugins.dir().toString(), jdk = plugins.javaHome().toString();
+            c = c.withFileSystemBind(dir, "/usr/lib/criu", BindMode.READ_ONLY)
+                    .withFileSystemBind(dir, dir, BindMode.READ_ONLY)
+                    .withFileSystemBind(jdk, jdk, BindMode.READ_ONLY);
         }
         c.start();
         CriNode node = new CriNode(c, name, socketDir.resolve("containerd.sock"));
@@ -71,9 +76,15 @@ final class CriNode implements AutoCloseable {
         return node;
     }
 
-    /** node.sh start: containerd and the local registry up, the test image pushed; its result, not checked. */
-    CommandResult startContainerd() {
-        return exec(NODE_SCRIPT, "start", SOCKET_DIR + "/containerd.sock");
+    /**
+     * node.sh start: containerd and the local registry up, the test image pushed; its result, not checked.
+     * {@code env} (NAME=VALUE) is containerd's environment besides the node's, which its shims, runc and criu inherit.
+     */
+    CommandResult startContainerd(String... env) {
+        List<String> argv = new java.util.ArrayList<>(List.of("env"));
+        argv.addAll(List.of(env));
+        argv.addAll(List.of(NODE_SCRIPT, "start", SOCKET_DIR + "/containerd.sock"));
+        return exec(argv.toArray(String[]::new));
     }
 
     CriClient client() {
