@@ -88,7 +88,7 @@ public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveSt
 
     public static CriuCommandLine ofSelf() {
         try {
-            List<String> argv = split(Files.readAllBytes(Path.of("/proc/self/cmdline")));
+            List<String> argv = dev.criugpu.api.sys.CriuArgv.withoutLoader(split(Files.readAllBytes(Path.of("/proc/self/cmdline"))));
             CriuCommandLine own = parse(argv);
             // under RPC each request brings its options (and its config file) over the socket
             return own.rpc() ? own : parse(withConfigFiles(argv, System.getenv(), GLOBAL_CONFIG));

@@ -253,7 +253,8 @@ public final class CriGpuRounds {
         keep(restoreLog, when + "-restore.log");
         mustHold(restoreLog, need("restore-line"), when + ": restore.log");
         awaitTick(r.log, k.tickAfter + 10, when + ": the restored counter to go on");
-        List<Long> ticks = tickValues(lines(r.log).subList(k.copied, lines(r.log).size()));
+        List<String> restoredLog = lines(r.log);   // once: the counter appends while it is read
+        List<Long> ticks = tickValues(restoredLog.subList(k.copied, restoredLog.size()));
         long first = ticks.getFirst();
         if (first <= k.tickBefore || first > k.tickAfter + 1) {
             throw new CaseFailed(when + ": the restored counter starts at " + first + ", not right after a tick it had"
