@@ -8,6 +8,8 @@ import dev.criugpu.cuda.agent.AgentLink;
 import dev.criugpu.cuda.gpu.GpuInfo;
 import dev.criugpu.cuda.image.CudaTaskImages;
 import dev.criugpu.cuda.inherited.InheritedDevices;
+import dev.criugpu.cuda.gpu.GpuMemory;
+import dev.criugpu.cuda.job.MultiGpuMemory;
 import dev.criugpu.cuda.job.NcclTransports;
 import dev.criugpu.cuda.state.CudaState;
 import dev.criugpu.cuda.state.Transitions;
@@ -39,6 +41,8 @@ final class DumpSession {
     private final boolean lockJob;
     /** Refuse a job on NCCL transports the driver cannot return (CRIU_CUDA_NCCL_CHECK, default on). */
     private final boolean ncclCheck;
+    /** Refuse a process on several GPUs too large for a restore with peer access (CRIU_CUDA_MULTI_GPU_CHECK, default on). */
+    private final boolean multiGpuCheck;
     private final WokenWork work;
     private final JobTasks tasks;
     private final CheckpointRound checkpoints;
@@ -59,7 +63,13 @@ final class DumpSession {
 
     DumpSession(CriuServices services, CudaDeps deps, int lockTimeoutMs, List<GpuInfo> presentGpus, boolean parallel,
                 boolean lockJob, boolean ncclCheck) {
+        this(services, deps, lockTimeoutMs, presentGpus, parallel, lockJob, ncclCheck, true);
+    }
+
+    DumpSession(CriuServices services, CudaDeps deps, int lockTimeoutMs, List<GpuInfo> presentGpus, boolean parallel,
+                boolean lockJob, boolean ncclCheck, boolean multiGpuCheck) {
         this.services = services;
+        this.multiGpuCheck = multiGpuCheck;
         this.deps = deps;
         this.lockTimeoutMs = lockTimeoutMs;
         this.lockJob = lockJob;
@@ -138,6 +148,7 @@ final class DumpSession {
     private int start(int root) {
         List<CudaTask> found = tasks.findTree(root);
         if (ncclCheck && found.size() > 1) refuseUnreturnable(found);
+        if (multiGpuCheck) refuseLargeMultiGpu(found);
         if (lockJob) {
             lock(found);
         } else {
@@ -154,6 +165,16 @@ final class DumpSession {
         throw new CriuException(Errno.EINVAL, blockers.getFirst().line() + "; nothing was locked, every task runs on"
                 + (blockers.size() > 1 ? " (and " + (blockers.size() - 1) + " more, see above)" : "")
                 + ". CRIU_CUDA_NCCL_CHECK=0 skips this check where the program disables these transports itself");
+    }
+
+    private static void refuseLargeMultiGpu(List<CudaTask> found) {
+        List<String> lines = MultiGpuMemory.blockers(found.stream().map(t -> new MultiGpuMemory.Task(t.pid,
+                t.gpus.stream().map(GpuInfo::uuid).toList())).toList(), GpuMemory::usedByPid);
+        if (lines.isEmpty()) return;
+        lines.stream().skip(1).forEach(l -> log.error("{}", l));
+        throw new CriuException(Errno.EINVAL, lines.getFirst() + "; nothing was locked, every task runs on"
+                + (lines.size() > 1 ? " (and " + (lines.size() - 1) + " more, see above)" : "") + ". "
+                + MultiGpuMemory.SWITCH + " dumps it anyway where the process never enables peer access");
     }
 
     /** One locker for one task or many; a task it may have left locked stays touched, so criu's exit retries it. */

@@ -66,7 +66,7 @@ final class DumpStart {
         DumpSession.removeStaleFiles(services);
         Optional<InheritedDevices> inherited = services.imageDir().map(InheritedDevices::new);
         DumpSession session = new DumpSession(services, calls.apply(lockBudgetMs), lockBudgetMs,
-                NvidiaGpus.present(Set.of()), config.parallel(), config.quiesce(), config.ncclCheck());
+                NvidiaGpus.present(Set.of()), config.parallel(), config.quiesce(), config.ncclCheck(), config.multiGpuCheck());
         GpuMemory.warmUp();
         // last: nothing after it may fail and leave the ranks released without an exit to tell them to go on
         CommRelease release = commandLine.tree().isPresent()

@@ -24,8 +24,9 @@ final class NvidiaHolderCheck implements Check {
             out.add(Kind.NOTE, "nvidia", who(t) + " holds NVIDIA device files: " + String.join(" ", files) + " (" + fds
                     + " fds, " + maps + " mappings" + (visible == null ? "" : "; CUDA_VISIBLE_DEVICES=" + visible) + ")"
                     + (gpus > 1 ? "; files of " + gpus + " GPUs: CUDA opens the file of every GPU it may use, so this "
-                    + "alone does not say it uses them all; peer access between GPUs restored in every case tried "
-                    + "(README), but one program with it could not be returned even by the driver alone" : ""));
+                    + "alone does not say it uses them all; a process that maps 2 GPUs and holds more than 966 MiB on one is "
+                    + "refused by the dump (with peer access between its GPUs, which /proc cannot show, driver 580 cannot "
+                    + "restore it above about 1 GiB per GPU; CRIU_CUDA_MULTI_GPU_CHECK=0 where it never enables peer access)" : ""));
         }
         out.add(Kind.NOTE, "nvidia", "/proc cannot tell which of these tasks have CUDA state and which only inherited "
                 + "the files through fork() (the plugin handles both); criu-gpu cuda --get-state --pid PID asks the "

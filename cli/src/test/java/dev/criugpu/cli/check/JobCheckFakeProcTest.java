@@ -213,8 +213,10 @@ class JobCheckFakeProcTest {
         assertEquals(6, nvidia.size(), nvidia.toString());
         assertEquals("note: pid 101 (python3: python3 train.py) holds NVIDIA device files: nvidia-uvm nvidia0 nvidia1 "
                 + "nvidiactl (5 fds, 3 mappings); files of 2 GPUs: CUDA opens the file of every GPU it may use, so this "
-                + "alone does not say it uses them all; peer access between GPUs restored in every case tried "
-                + "(README), but one program with it could not be returned even by the driver alone", nvidia.get(0));
+                + "alone does not say it uses them all; a process that maps 2 GPUs and holds more than 966 MiB on one is "
+                + "refused by the dump (with peer access between its GPUs, which /proc cannot show, driver 580 cannot "
+                + "restore it above about 1 GiB per GPU; CRIU_CUDA_MULTI_GPU_CHECK=0 where it never enables peer access)",
+                nvidia.get(0));
         assertTrue(nvidia.get(3).startsWith("note: /proc cannot tell which of these tasks have CUDA state and which "
                 + "only inherited the files through fork()"), nvidia.get(3));
         assertTrue(nvidia.get(4).startsWith("note: /proc cannot show peer access or CUDA IPC between these tasks: the "

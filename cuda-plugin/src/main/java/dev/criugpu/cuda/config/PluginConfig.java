@@ -26,6 +26,8 @@ import java.util.Set;
  * CRIU_CUDA_QUIESCE       cuda.quiesce       0 = lock each task at its own PAUSE_DEVICES instead of the whole job at once
  * CRIU_CUDA_NCCL_CHECK    cuda.nccl-check    0 = dump NCCL ranks whose environment leaves P2P/SHM on (the program turns
  *                                            them off itself)
+ * CRIU_CUDA_MULTI_GPU_CHECK cuda.multi-gpu-check  0 = dump a process on several GPUs holding more than about 1 GiB on
+ *                                            one (it never enables peer access between them)
  * CRIU_CUDA_NCCL_RELEASE_S cuda.nccl-release-s  how long a dump waits for NCCL ranks that use the criu_gpu package to
  *                                            release their communicators (seconds, default 60)
  * </pre>
@@ -49,6 +51,7 @@ public final class PluginConfig {
             "CRIU_CUDA_GUARD", "cuda.guard",
             "CRIU_CUDA_QUIESCE", "cuda.quiesce",
             "CRIU_CUDA_NCCL_CHECK", "cuda.nccl-check",
+            "CRIU_CUDA_MULTI_GPU_CHECK", "cuda.multi-gpu-check",
             "CRIU_CUDA_NCCL_RELEASE_S", "cuda.nccl-release-s");
 
     /**
@@ -112,6 +115,11 @@ public final class PluginConfig {
     /** Whether a dump locks every CUDA task of the job together at its first PAUSE_DEVICES. */
     public boolean quiesce() {
         return flag("cuda.quiesce", true);
+    }
+
+    /** Refuse, before any lock, a process on several GPUs holding more than a restore with peer access can take. */
+    public boolean multiGpuCheck() {
+        return flag("cuda.multi-gpu-check", true);
     }
 
     /** Refuse, before any lock, a dump of NCCL ranks on transports the driver cannot return. */
