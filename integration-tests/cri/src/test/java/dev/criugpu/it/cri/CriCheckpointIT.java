@@ -158,17 +158,7 @@ class CriCheckpointIT {
         try (CriNode node = CriNode.start(true)) {
             node.startContainerd().orFail();
             try (CriClient cri = node.client()) {
-                cri.pullImage(IMAGE);
-                Cri.PodSandboxConfig pod1 = pod(node);
-                String sandbox1 = cri.runPodSandbox(pod1);
-                String counter1 = cri.createContainer(sandbox1, counter(IMAGE), pod1);
-                cri.startContainer(counter1);
-                awaitCount(node, cri.containerStatus(counter1).getLogPath(), 1, 3);
-                cri.checkpointContainer(counter1, ARCHIVE, Duration.ofSeconds(60));
-                cri.stopContainer(counter1, 0);
-                cri.removeContainer(counter1);
-                cri.stopPodSandbox(sandbox1);
-                cri.removePodSandbox(sandbox1);
+                checkpointedAndRemoved(node, cri);
                 node.exec("pkill", "-x", "docker-registry").orFail();   // the node's own registry, in its container
                 Eventually.await("the registry to stop", PROGRESS_TIMEOUT,
                         () -> node.exec("pgrep", "-x", "docker-registry").exitCode() == 1);
@@ -198,17 +188,7 @@ class CriCheckpointIT {
             node.exec("busybox", "syslogd", "-O", "/var/log/messages").orFail();
             node.startContainerd("CRIU_GPU_PLUGIN_FORCE=1", "CRIU_GPU_FAULT=cuda_plugin:resume-devices-late").orFail();
             try (CriClient cri = node.client()) {
-                cri.pullImage(IMAGE);
-                Cri.PodSandboxConfig pod1 = pod(node);
-                String sandbox1 = cri.runPodSandbox(pod1);
-                String counter1 = cri.createContainer(sandbox1, counter(IMAGE), pod1);
-                cri.startContainer(counter1);
-                awaitCount(node, cri.containerStatus(counter1).getLogPath(), 1, 3);
-                cri.checkpointContainer(counter1, ARCHIVE, Duration.ofSeconds(60));
-                cri.stopContainer(counter1, 0);
-                cri.removeContainer(counter1);
-                cri.stopPodSandbox(sandbox1);
-                cri.removePodSandbox(sandbox1);
+                checkpointedAndRemoved(node, cri);
 
                 Cri.PodSandboxConfig pod2 = pod(node);
                 String sandbox2 = cri.runPodSandbox(pod2);
@@ -244,6 +224,21 @@ class CriCheckpointIT {
                             + "only from /usr/lib/criu (it gets no --lib and no environment); copy the plugin dir there "
                             + "(cp -r native/target/criu-lib/. /usr/lib/criu/)"), lines);
         }
+    }
+
+    /** A counter started in a pod, checkpointed to {@link #ARCHIVE} once it counted, then removed with its pod. */
+    private static void checkpointedAndRemoved(CriNode node, CriClient cri) {
+        cri.pullImage(IMAGE);
+        Cri.PodSandboxConfig pod = pod(node);
+        String sandbox = cri.runPodSandbox(pod);
+        String counter = cri.createContainer(sandbox, counter(IMAGE), pod);
+        cri.startContainer(counter);
+        awaitCount(node, cri.containerStatus(counter).getLogPath(), 1, 3);
+        cri.checkpointContainer(counter, ARCHIVE, Duration.ofSeconds(60));
+        cri.stopContainer(counter, 0);
+        cri.removeContainer(counter);
+        cri.stopPodSandbox(sandbox);
+        cri.removePodSandbox(sandbox);
     }
 
     /** A pod as the kubelet describes one with hostNetwork (no CNI on this node; so no hostname of its own either) and its own log directory. */
