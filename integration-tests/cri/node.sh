@@ -10,7 +10,8 @@
 #                          exits once both answer (bounded polls), leaving them running
 #   node.sh push-image NAME ROOTFS   a one-layer image of the directory ROOTFS pushed to the local registry as NAME
 #                          (the GPU host's counter image: run-cri.sh)
-#   node.sh logs           the last lines of containerd's and the registry's logs
+#   node.sh logs           the last lines of containerd's and the registry's logs; while a criu runs (a call that
+#                          timed out), every thread's state, wait channel and tracer, and criu's restore logs
 # Runs in the CPU test's node container and on the GPU host (run-cri.sh, with the binaries of cri-bundle.sh on PATH).
 #
 # The containerd settings that matter for checkpoint/restore are in write_config below.
@@ -183,6 +184,17 @@ case "${1:-}" in
     logs)
         tail -n "${2:-40}" "$STATE/containerd.log"
         tail -n 10 "$STATE/registry.log"
+        if pgrep -x criu >/dev/null; then
+            echo "--- a criu still runs: the node's threads (tid state wchan tracer command)"
+            for t in /proc/[0-9]*/task/[0-9]*; do
+                printf '%s %s %s tracer=%s %s\n' "${t##*/}" "$(sed 's/.*) \(.\).*/\1/' "$t/stat" 2>/dev/null)" \
+                    "$(cat "$t/wchan" 2>/dev/null)" "$(sed -n 's/^TracerPid:\t//p' "$t/status" 2>/dev/null)" \
+                    "$(tr '\0' ' ' <"$t/cmdline" 2>/dev/null | cut -c1-100)"
+            done
+            find /run/containerd /var/lib/containerd -name 'restore*.log' 2>/dev/null | while read -r f; do
+                echo "--- $f (last lines)"; tail -n 40 "$f"
+            done
+        fi
         ;;
     *) die "usage: node.sh start SOCKET | node.sh push-image NAME ROOTFS | node.sh logs [LINES]" ;;
 esac

@@ -56,8 +56,13 @@ extern struct criu_gpu_services private_services;
 
 __attribute__((format(printf, 2, 3))) void shim_log(unsigned int level, const char *fmt, ...);
 
-/* shim_jvm.c */
-void block_criu_signals(sigset_t *old);
+/* shim_jvm.c: criu's signals blocked on its thread while Java runs there; its SIGCHLD handler kept */
+struct criu_signals {
+	sigset_t mask;
+	struct sigaction chld;
+};
+void block_criu_signals(struct criu_signals *saved);
+void restore_criu_signals(const struct criu_signals *saved);
 void own_fs(void);
 void flush_jvm_output(void);
 double ms_since(struct timespec *t);

@@ -52,14 +52,27 @@ static jint jvm_vfprintf(FILE *stream, const char *fmt, va_list ap)
 	return n;
 }
 
-void block_criu_signals(sigset_t *old)
+void block_criu_signals(struct criu_signals *saved)
 {
 	sigset_t set;
 
 	sigemptyset(&set);
 	for (const int *s = (const int[]){ SIGCHLD, SIGALRM, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, 0 }; *s; s++)
 		sigaddset(&set, *s);
-	pthread_sigmask(SIG_BLOCK, &set, old);
+	sigaction(SIGCHLD, NULL, &saved->chld);
+	pthread_sigmask(SIG_BLOCK, &set, &saved->mask);
+}
+
+/*
+ * The JDK sets SIGCHLD to SIG_DFL the first time Java starts a process (cuda-checkpoint, nvidia-smi), and criu's
+ * restore learns only through its SIGCHLD handler that a task stopped or died: without it, a restored container's
+ * init that gets a signal under criu's ptrace (its zombie child dying) stays stopped, and criu waits for it forever
+ * (measured: containerd's StartContainer never returned). So criu gets its handler back before each hook returns.
+ */
+void restore_criu_signals(const struct criu_signals *saved)
+{
+	sigaction(SIGCHLD, &saved->chld, NULL);
+	pthread_sigmask(SIG_SETMASK, &saved->mask, NULL);
 }
 
 /*
@@ -371,7 +384,7 @@ int start_java(bool park, const char *helper)
 {
 	char why[PATH_MAX * 2 + 256] = "";
 	JNIEnv *env = NULL;
-	sigset_t old;
+	struct criu_signals old;
 	int rc = -ENOENT;
 
 	if (read_options(why, sizeof(why)) == 0) {
@@ -391,7 +404,7 @@ int start_java(bool park, const char *helper)
 			own_fs();
 		if (parked >= 0 && proc_sys(NS_LAST_PID, parked) < 0)
 			shim_log(LOG_DEBUG, "could not put ns_last_pid back to %ld", parked);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		restore_criu_signals(&old);
 		flush_jvm_output();
 	}
 	if (aot_fd >= 0) /* the JVM mapped it, if it started */

@@ -48,13 +48,13 @@ __attribute__((format(printf, 2, 3))) void shim_log(unsigned int level, const ch
 	static int t_##NAME PARAMS                                                                                     \
 	{                                                                                                              \
 		int(*fn_) PARAMS = g.java_ready && getpid() == g.criu_pid ? (void *)g.java_table[NAME] : NULL;         \
-		sigset_t old_;                                                                                         \
+		struct criu_signals old_;                                                                              \
 		if (!fn_)                                                                                              \
 			return -ENOTSUP;                                                                               \
 		block_criu_signals(&old_);                                                                             \
 		int ret_ = fn_ ARGS;                                                                                   \
 		own_fs();                                                                                              \
-		pthread_sigmask(SIG_SETMASK, &old_, NULL);                                                             \
+		restore_criu_signals(&old_);                                                                           \
 		return flush_jvm_output(), ret_;                                                                       \
 	}
 #define SHIM_DEFINE_CHILD(NAME, PARAMS, ARGS)
@@ -211,13 +211,13 @@ static int shim_init(int stage)
 static void shim_exit(int stage, int ret)
 {
 	void (*fn)(int, int) = (void (*)(int, int))g.java_table[CRIU_GPU_EXIT_SLOT];
-	sigset_t old;
+	struct criu_signals old;
 
 	if (!g.java_ready || !fn || getpid() != g.criu_pid)
 		return;
 	block_criu_signals(&old);
 	fn(stage, ret);
 	own_fs();
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	restore_criu_signals(&old);
 	flush_jvm_output();
 }

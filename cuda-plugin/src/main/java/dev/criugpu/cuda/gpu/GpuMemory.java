@@ -16,8 +16,9 @@ import java.util.Optional;
 
 /**
  * Device memory figures from the driver (no CUDA context is made): the memory each process holds on each GPU, and
- * each GPU's free memory. Asked through NVML in this process, or through nvidia-smi when libnvidia-ml cannot be
- * loaded. Either query answers empty when neither can say; callers then skip the check they wanted it for.
+ * each GPU's free memory. Asked through NVML in this process, or (the memory of processes, at dump) through
+ * nvidia-smi when libnvidia-ml cannot be loaded. A query answers empty when nothing can say; callers then skip the
+ * check they wanted it for.
  */
 public final class GpuMemory {
     private static final Logger log = LoggerFactory.getLogger(GpuMemory.class);
@@ -40,9 +41,15 @@ public final class GpuMemory {
         if (WARMING.compareAndSet(false, true)) Threads.startDaemon("cuda-nvml-warm-up", NvmlMemory::keepOpen);
     }
 
-    /** GPU → free MiB. */
+    /**
+     * GPU → free MiB, from NVML only: a restore asks it in criu's own process, which must start no child process
+     * (the JDK's first one sets SIGCHLD to SIG_DFL, and criu's restore waits for its tasks through its SIGCHLD handler).
+     */
     public static Optional<Map<GpuUuid, Long>> freeMib() {
-        return source().free().map(GpuMemory::freeMib);
+        Optional<String> unusable = NvmlMemory.unusable();
+        if (unusable.isEmpty()) return NvmlMemory.INSTANCE.free().map(GpuMemory::freeMib);
+        log.debug("GPU free memory is not known: {}", unusable.get());
+        return Optional.empty();
     }
 
     /** NVML when libnvidia-ml loads and has the calls, else nvidia-smi. */
