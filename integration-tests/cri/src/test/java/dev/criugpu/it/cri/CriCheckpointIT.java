@@ -221,12 +221,7 @@ class CriCheckpointIT {
         try (CriNode node = CriNode.start(true)) {
             node.startContainerd("CRIU_GPU_PLUGIN_FORCE=1").orFail();
             try (CriClient cri = node.client()) {
-                cri.pullImage(IMAGE);
-                Cri.PodSandboxConfig pod = pod(node);
-                String sandbox = cri.runPodSandbox(pod);
-                String parent = cri.createContainer(sandbox, zombieParent(IMAGE), pod);
-                cri.startContainer(parent);
-                awaitCount(node, cri.containerStatus(parent).getLogPath(), 1, 3);
+                String parent = counting(node, cri, zombieParent(IMAGE)).container();
                 Eventually.await("the zombie child", PROGRESS_TIMEOUT, () -> zombies(node) == 1);
                 cri.checkpointContainer(parent, ARCHIVE, Duration.ofSeconds(60));
 
@@ -271,17 +266,26 @@ class CriCheckpointIT {
 
     /** A counter started in a pod, checkpointed to {@link #ARCHIVE} once it counted, then removed with its pod. */
     private static void checkpointedAndRemoved(CriNode node, CriClient cri) {
+        Running counter = counting(node, cri, counter(IMAGE));
+        cri.checkpointContainer(counter.container(), ARCHIVE, Duration.ofSeconds(60));
+        cri.stopContainer(counter.container(), 0);
+        cri.removeContainer(counter.container());
+        cri.stopPodSandbox(counter.sandbox());
+        cri.removePodSandbox(counter.sandbox());
+    }
+
+    private record Running(String sandbox, String container) {
+    }
+
+    /** {@code config}'s container started in a new pod, once its log holds three lines. */
+    private static Running counting(CriNode node, CriClient cri, Cri.ContainerConfig config) {
         cri.pullImage(IMAGE);
         Cri.PodSandboxConfig pod = pod(node);
         String sandbox = cri.runPodSandbox(pod);
-        String counter = cri.createContainer(sandbox, counter(IMAGE), pod);
-        cri.startContainer(counter);
-        awaitCount(node, cri.containerStatus(counter).getLogPath(), 1, 3);
-        cri.checkpointContainer(counter, ARCHIVE, Duration.ofSeconds(60));
-        cri.stopContainer(counter, 0);
-        cri.removeContainer(counter);
-        cri.stopPodSandbox(sandbox);
-        cri.removePodSandbox(sandbox);
+        String container = cri.createContainer(sandbox, config, pod);
+        cri.startContainer(container);
+        awaitCount(node, cri.containerStatus(container).getLogPath(), 1, 3);
+        return new Running(sandbox, container);
     }
 
     /** A pod as the kubelet describes one with hostNetwork (no CNI on this node; so no hostname of its own either) and its own log directory. */
