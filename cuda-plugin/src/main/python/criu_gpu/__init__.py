@@ -8,53 +8,80 @@ P2P transport over NVLink does. A DDP job that calls
 once after making its DistributedDataParallel keeps NCCL's defaults (P2P on) while it trains. When `criu dump` is
 started on the job, the plugin asks each rank to release; the ranks agree on a step (every `every`-th forward, a
 one-element all-reduce runs beside the job's own, read back one check later, so no rank waits on the host), destroy
-their process group there, and wait. The dump locks and checkpoints ranks that hold nothing of each other's; when
-criu is done (after `-R`, or in the process restored from the images) the ranks make a new process group on the same
-store and DDP goes on with it. A rank that is never asked costs one tiny all-reduce every `every` forwards.
+their process group there, and wait. The dump locks and checkpoints ranks that hold nothing of each other's; once
+criu has frozen the tree it takes the request back, so that when the ranks run again (after `-R`, or in the process
+restored from the images) they make a new process group on the same store and DDP goes on with it. Should criu be
+killed before that, a rank goes on by itself CRIU_GPU_RELEASE_WAIT_S seconds (default 900) after its release. A rank
+that is never asked costs one tiny all-reduce every `every` forwards.
 
-What is exchanged with the plugin: the directory /dev/shm/criu-gpu/PID (PID as the rank sees itself, mode 0700, the
-rank's own): the plugin creates `request` in it, the rank writes `released` once its communicators are gone and
-goes on once `request` is removed again: criu's exit removes it before the tree runs again; should criu be killed
-first, the rank goes on by itself CRIU_GPU_RELEASE_WAIT_S seconds (default 900) after its release. Only the default process group is released and made again: a job that made
-groups of its own (dist.new_group) must not use this. Logs go to stderr, one line each.
+The channel with the plugin is a memfd each rank makes for itself at its first `checkpointable` (`/memfd:criu_gpu`
+in /proc/PID/fd, 64 bytes, sealed against resizing): the plugin, as root, takes the rank's own descriptor of it with
+pidfd_getfd and writes its request there; the rank answers in the same file. Nothing is opened by name in /dev/shm or
+anywhere else, so no other user or container can redirect or fake what either side reads or writes, two jobs never
+share a channel whatever pids they see, and nothing is left behind: the memfd ends with the rank. Do not close the
+descriptor, pass it to another process, or make a memfd named "criu_gpu" of your own. Only the default process group
+is released and made again: a job that made groups of its own (dist.new_group) must not use this. Logs go to stderr,
+one line each; an error of the channel turns the release off for that rank and never stops the job.
 """
+import fcntl
 import os
-import sys
+import struct
 import time
 
-CONTROL_ROOT = "/dev/shm/criu-gpu"
+_NAME = "criu_gpu"
+_MAGIC = b"criu_gpu"
+_VERSION = 1
+_SIZE = 64
+_REQUEST = 12    # the plugin's: a dump's token, 0 for none
+_RELEASED = 16   # the rank's: the token it released its communicators for
+_F_ADD_SEALS = getattr(fcntl, "F_ADD_SEALS", 1033)
+_SEALS = getattr(fcntl, "F_SEAL_SEAL", 1) | getattr(fcntl, "F_SEAL_SHRINK", 2) | getattr(fcntl, "F_SEAL_GROW", 4)
 
 
 def _say(line):
     os.write(2, (f"criu_gpu[{os.getpid()}]: {line}\n").encode())
 
 
-def _control_dir():
-    """This process's control directory, made if missing; None (with a line saying why) where it cannot be ours."""
-    try:
-        os.makedirs(CONTROL_ROOT, exist_ok=True)
-        st = os.lstat(CONTROL_ROOT)
-        if st.st_uid == os.geteuid():
-            os.chmod(CONTROL_ROOT, 0o1777)   # one directory for every user's ranks, each its own inside (as /tmp)
-        d = os.path.join(CONTROL_ROOT, str(os.getpid()))
+class _Channel:
+    """This process's end of the channel: a sealed memfd only it (and root, through pidfd_getfd) can reach."""
+
+    def __init__(self):
+        fd = os.memfd_create(_NAME, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         try:
-            os.mkdir(d, 0o700)
-        except FileExistsError:
-            pass
-        st = os.lstat(d)
-        import stat
-        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
-            _say(f"{d} is not a directory of this user's: communicators are not released for checkpoints")
+            os.ftruncate(fd, _SIZE)
+            os.pwrite(fd, struct.pack("<8sIII", _MAGIC, _VERSION, 0, 0), 0)
+            fcntl.fcntl(fd, _F_ADD_SEALS, _SEALS)
+        except OSError:
+            os.close(fd)
+            raise
+        self.fd = fd
+
+    def _word(self, at):
+        return struct.unpack("<I", os.pread(self.fd, 4, at))[0]
+
+    def requested(self):
+        return self._word(_REQUEST)
+
+    def answer(self, token):
+        os.pwrite(self.fd, struct.pack("<I", token), _RELEASED)
+
+    def withdraw(self):
+        os.pwrite(self.fd, struct.pack("<I", 0), _REQUEST)
+
+
+_channel = None
+
+
+def _own_channel():
+    """The process's channel, made once; None (with a line saying why) where it cannot be made."""
+    global _channel
+    if _channel is None:
+        try:
+            _channel = _Channel()
+        except (OSError, AttributeError) as e:   # AttributeError: a Python without os.memfd_create
+            _say(f"cannot make the criu_gpu channel: {e}; communicators are not released for checkpoints")
             return None
-        for stale in ("request", "released"):   # left by a process of the same pid before
-            try:
-                os.unlink(os.path.join(d, stale))
-            except FileNotFoundError:
-                pass
-        return d
-    except OSError as e:
-        _say(f"cannot make {CONTROL_ROOT}/{os.getpid()}: {e}; communicators are not released for checkpoints")
-        return None
+    return _channel
 
 
 def _nccl_threads_gone(timeout_s):
@@ -80,7 +107,7 @@ class _Release:
         self.torch, self.dist = torch, dist
         self.ddp = ddp
         self.every = max(1, int(every))
-        self.dir = _control_dir()
+        self.channel = _own_channel()
         self.calls = 0
         self.generation = 0
         self.pending = None
@@ -92,9 +119,20 @@ class _Release:
         self.rank = dist.get_rank()
         self.world = dist.get_world_size()
 
+    def _asked(self):
+        """Whether the plugin asks now; a channel that fails is turned off (this rank then never asks)."""
+        if self.channel is None:
+            return False
+        try:
+            return self.channel.requested() != 0
+        except OSError as e:
+            _say(f"rank {self.rank}: the criu_gpu channel failed ({e}): communicators are no longer released")
+            self.channel = None
+            return False
+
     def before_forward(self, module, args):
         self.calls += 1
-        if self.dir is None or self.calls % self.every:
+        if self.calls % self.every:
             return
         if self.pending is not None:
             self.event.synchronize()   # enqueued `every` forwards ago: long done
@@ -102,7 +140,8 @@ class _Release:
             self.pending = None
             if asked:
                 self.release_and_rebuild()
-        self.flag.fill_(1 if os.path.exists(os.path.join(self.dir, "request")) else 0)
+        # every rank takes part, opted in or not: the all-reduce is collective
+        self.flag.fill_(1 if self._asked() else 0)
         self.dist.all_reduce(self.flag, op=self.dist.ReduceOp.MAX)
         self.host.copy_(self.flag, non_blocking=True)
         self.event.record()
@@ -113,36 +152,40 @@ class _Release:
         t0 = time.monotonic()
         torch.cuda.synchronize(self.device)
         dist.destroy_process_group()
-        torch.cuda.synchronize(self.device)
-        left = _nccl_threads_gone(10.0)   # the plugin looks for them too: they end soon after the group's shutdown
-        released = os.path.join(self.dir, "released")
-        with open(released, "w") as f:
-            f.write(f"{self.calls}\n")
-        _say(f"rank {self.rank}: NCCL communicators released for a checkpoint in {time.monotonic() - t0:.2f} s"
-             + (f" ({left} of PyTorch's NCCL threads still running: the dump will be refused)" if left else ""))
-        request = os.path.join(self.dir, "request")
-        limit = float(os.environ.get("CRIU_GPU_RELEASE_WAIT_S", "900"))
-        while os.path.exists(request):
-            # criu's exit removes it before the tree runs again; still there this long after, criu was killed
-            if time.monotonic() - t0 > limit:
-                _say(f"rank {self.rank}: no dump ended within {limit:.0f} s of the release (criu killed?): going on")
-                try:
-                    os.unlink(request)
-                except FileNotFoundError:
-                    pass
-                break
-            time.sleep(0.02)
-        t1 = time.monotonic()
         try:
-            os.unlink(released)
-        except FileNotFoundError:   # restored where the directory did not come along
-            pass
-        self.dir = _control_dir() or self.dir
-        self.generation += 1
-        dist.init_process_group("nccl", store=dist.PrefixStore(f"criu-gpu/{self.generation}", self.store),
-                                rank=self.rank, world_size=self.world, device_id=self.device)
-        self.ddp._update_process_group(dist.group.WORLD)
-        _say(f"rank {self.rank}: NCCL communicators made again in {time.monotonic() - t1:.2f} s")
+            torch.cuda.synchronize(self.device)
+            self._wait_for_the_dump(t0)
+        finally:
+            # whatever happened above, the ranks agreed on this step: all of them make the group again
+            t1 = time.monotonic()
+            self.generation += 1
+            dist.init_process_group("nccl", store=dist.PrefixStore(f"criu-gpu/{self.generation}", self.store),
+                                    rank=self.rank, world_size=self.world, device_id=self.device)
+            self.ddp._update_process_group(dist.group.WORLD)
+            _say(f"rank {self.rank}: NCCL communicators made again in {time.monotonic() - t1:.2f} s")
+
+    def _wait_for_the_dump(self, t0):
+        channel = self.channel
+        if channel is None:
+            return
+        try:
+            left = _nccl_threads_gone(10.0)   # the plugin looks for them too: they end soon after the group's shutdown
+            token = channel.requested()
+            channel.answer(token)
+            _say(f"rank {self.rank}: NCCL communicators released for a checkpoint in {time.monotonic() - t0:.2f} s"
+                 + (f" ({left} of PyTorch's NCCL threads still running: the dump will be refused)" if left else ""))
+            limit = float(os.environ.get("CRIU_GPU_RELEASE_WAIT_S", "900"))
+            while channel.requested() != 0:
+                # the plugin takes the request back once criu has frozen the job, or at criu's exit
+                if time.monotonic() - t0 > limit:
+                    _say(f"rank {self.rank}: no dump ended within {limit:.0f} s of the release (criu killed?): going on")
+                    channel.withdraw()
+                    break
+                time.sleep(0.02)
+            channel.answer(0)
+        except OSError as e:
+            _say(f"rank {self.rank}: the criu_gpu channel failed ({e}): going on without it")
+            self.channel = None
 
 
 def checkpointable(ddp, every=10):

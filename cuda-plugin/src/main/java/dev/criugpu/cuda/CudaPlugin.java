@@ -195,7 +195,7 @@ public final class CudaPlugin implements CriuPlugin {
                 try {
                     if (d.session().exit(ret, d.commandLine().treeSurvivesDump())) stranded();
                 } finally {
-                    d.release().close(); // the ranks, returned or restored later, make their communicators again
+                    d.release().close(); // a dump that ended before its first checkpoint: the ranks go on
                 }
             }
             case CudaPhase.Restoring r -> {
@@ -248,6 +248,8 @@ public final class CudaPlugin implements CriuPlugin {
     @Override
     public int checkpointDevices(int pid) {
         if (!(phase instanceof CudaPhase.Dumping d)) return Errno.NOT_SUPPORTED;
+        // the tree is frozen now and its files not yet dumped: the ranks' channels go into the images without the request
+        d.release().close();
         d.inherited().ifPresent(i -> i.beforeCheckpoint(pid));
         return d.session().checkpoint(pid);
     }

@@ -173,10 +173,13 @@ class JobCheckFakeProcTest {
         assertTrue(notes.get(2).startsWith("note: NCCL_NVLS_ENABLE is not 0 in pids 101, 102: "), notes.get(2));
     }
 
-    /** Ranks on NCCL's defaults that use criu_gpu (each has its control directory): released by the dump, no problem. */
+    /** Ranks on NCCL's defaults that use criu_gpu (each shows its channel, a memfd): released by the dump, no problem. */
     @Test
     void ranksThatReleaseTheirCommunicatorsWithCriuGpuAreNoProblem() throws IOException {
-        for (int pid : List.of(101, 102)) Files.createDirectories(proc.resolve(pid + "/root/dev/shm/criu-gpu/" + pid));
+        for (int pid : List.of(101, 102)) {
+            Files.createDirectories(proc.resolve(pid + "/fd"));
+            Files.createSymbolicLink(proc.resolve(pid + "/fd/9"), Path.of("/memfd:criu_gpu (deleted)"));
+        }
         List<Finding> f = job("NCCL_SOCKET_IFNAME=lo\0");
         assertEquals(List.of(), lines(f, Kind.PROBLEM, "nccl"));
         assertTrue(lines(f, Kind.NOTE, "nccl").contains("note: pids 101, 102 keep NCCL's P2P/SHM transports on and use "

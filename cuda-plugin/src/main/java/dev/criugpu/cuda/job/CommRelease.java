@@ -4,56 +4,39 @@ import dev.criugpu.api.CriuException;
 import dev.criugpu.api.Errno;
 import dev.criugpu.api.Interrupts;
 import dev.criugpu.api.sys.ProcessTree;
-import dev.criugpu.api.sys.Tasks;
+import dev.criugpu.api.sys.SyscallException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.IOException;
-import java.nio.file.DirectoryStream;
-import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SecureDirectoryStream;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributeView;
-import java.nio.file.attribute.PosixFileAttributeView;
-import java.nio.file.attribute.UserPrincipal;
+import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
  * NCCL ranks that give up their communicators for the length of a dump, so that a job trains with NVLink P2P on and
  * is still checkpointed by a driver that cannot return P2P mappings (rule 13). The ranks opt in with the Python
  * package the plugin dir ships ({@code python/criu_gpu}: {@code criu_gpu.checkpointable(ddp)}), which gives each rank
- * the directory {@code /dev/shm/criu-gpu/NSPID}, mode 0700, its own. Before criu freezes the tree (the dump's init)
- * this creates {@code request} in each rank's directory and waits until every rank has written {@code released} and
- * has no PyTorch NCCL thread left; at criu's exit (after the return of {@code -R}, or with the tree gone) it removes
- * {@code request} again and the ranks make new communicators. A job that does not opt in, or whose ranks do not all
- * answer in time, is left to the check at the first PAUSE_DEVICES, which refuses it with every task running.
- *
- * <p>criu runs as root and the directories belong to the ranks' user: every access goes through directory handles
- * opened without following links ({@link SecureDirectoryStream}), the directory's owner must be the rank's, and the
- * only files touched are {@code request} (created new, removed) and {@code released} (looked at).
+ * a channel of its own, a sealed memfd ({@link RankChannel}). Before criu freezes the tree (the dump's init) this
+ * writes a request into each rank's channel and waits until every rank has answered it and has no PyTorch NCCL thread
+ * left; once criu has frozen the tree (the first CHECKPOINT_DEVICES, before criu dumps any file), or at criu's exit
+ * if the dump ends before that, it takes the request back, so that the ranks make new communicators when they run
+ * again: after the return of {@code -R}, or in the process restored from the images, whose channel was dumped
+ * without the request. A job that does not opt in, or whose ranks do not all answer in time, is left to the check at
+ * the first PAUSE_DEVICES, which refuses it with every task running.
  */
 public final class CommRelease implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(CommRelease.class);
-    static final String REQUEST = "request";
-    static final String RELEASED = "released";
     private static final long POLL_MS = 20;
+    private static final SecureRandom TOKENS = new SecureRandom();
 
-    /** One rank asked: its pid and the handle of its control directory. */
-    private record Asked(int pid, SecureDirectoryStream<Path> dir) {
-    }
-
-    private final List<Asked> asked;
+    private final List<RankChannel> asked;
     private boolean closed;
 
-    private CommRelease(List<Asked> asked) {
+    private CommRelease(List<RankChannel> asked) {
         this.asked = asked;
     }
 
@@ -64,13 +47,13 @@ public final class CommRelease implements AutoCloseable {
 
     /** The pids of the ranks that released their communicators for this dump. */
     public List<Integer> pids() {
-        return asked.stream().map(Asked::pid).toList();
+        return asked.stream().map(RankChannel::pid).toList();
     }
 
     /**
      * Asks the NCCL ranks of the tree under {@code root} to release their communicators and waits up to
      * {@code timeoutMs} for all of them. Nothing is asked unless two or more ranks use NCCL on a transport the driver
-     * cannot return and every one of them has its control directory.
+     * cannot return and every one of them has its criu_gpu channel.
      *
      * @param proc /proc (a test's stand-in tree elsewhere)
      * @throws CriuException when criu is told to stop meanwhile (the ranks asked are told to go on first)
@@ -79,24 +62,24 @@ public final class CommRelease implements AutoCloseable {
         List<NcclTransports.Rank> ranks = new ProcessTree(proc).list(root).stream()
                 .map(pid -> NcclTransports.Rank.read(proc, pid)).filter(NcclTransports.Rank::usesNccl).toList();
         if (NcclTransports.blockers(ranks).isEmpty()) return none();
-        List<Asked> dirs = new ArrayList<>();
+        List<RankChannel> channels = new ArrayList<>();
         for (NcclTransports.Rank r : ranks) {
-            Optional<SecureDirectoryStream<Path>> dir = controlDir(proc, r.pid());
-            if (dir.isEmpty()) {
-                log.info("NCCL rank pid {} has no criu_gpu control directory: its communicators stay (the NCCL check "
-                        + "decides)", r.pid());
-                dirs.forEach(a -> closeQuietly(a.dir()));
+            Optional<RankChannel> channel = RankChannel.open(proc, r.pid());
+            if (channel.isEmpty()) {
+                log.info("NCCL rank pid {} has no criu_gpu channel: its communicators stay (the NCCL check decides)", r.pid());
+                channels.forEach(RankChannel::close);
                 return none();
             }
-            dirs.add(new Asked(r.pid(), dir.get()));
+            channels.add(channel.get());
         }
-        CommRelease release = new CommRelease(List.copyOf(dirs));
+        CommRelease release = new CommRelease(List.copyOf(channels));
+        int token = 1 + TOKENS.nextInt(Integer.MAX_VALUE - 1);
         long t0 = System.nanoTime();
-        for (Asked a : dirs) release.request(a);
+        for (RankChannel c : channels) release.request(c, token);
         log.info("asked NCCL ranks {} to release their communicators for the dump", release.pids());
-        List<Integer> waiting = release.pids();
+        List<RankChannel> waiting = channels;
         while (true) {
-            waiting = waiting.stream().filter(pid -> !released(proc, pid, release.dirOf(pid))).toList();
+            waiting = waiting.stream().filter(c -> !released(proc, c, token)).toList();
             long ms = (System.nanoTime() - t0) / 1_000_000;
             if (waiting.isEmpty()) {
                 log.info("NCCL ranks {} released their communicators in {} ms", release.pids(), ms);
@@ -104,14 +87,14 @@ public final class CommRelease implements AutoCloseable {
             }
             Optional<String> stop = Interrupts.pendingStop();
             if (stop.isPresent() || ms >= timeoutMs) {
+                String pids = waiting.stream().map(c -> "pid " + c.pid()).collect(Collectors.joining(", "));
                 release.close();
                 if (stop.isPresent()) {
-                    throw new CriuException(Errno.EINTR, "criu received " + stop.get() + " while NCCL ranks "
-                            + waiting + " released their communicators; they were told to go on");
+                    throw new CriuException(Errno.EINTR, "criu received " + stop.get() + " while NCCL ranks " + pids
+                            + " released their communicators; they were told to go on");
                 }
                 log.error("NCCL ranks {} did not release their communicators within {} ms (no criu_gpu check point "
-                        + "reached: is the job training?); every rank was told to go on", waiting.stream()
-                        .map(p -> "pid " + p).collect(Collectors.joining(", ")), timeoutMs);
+                        + "reached: is the job training?); every rank was told to go on", pids, timeoutMs);
                 return none();
             }
             try {
@@ -124,94 +107,50 @@ public final class CommRelease implements AutoCloseable {
         }
     }
 
-    private SecureDirectoryStream<Path> dirOf(int pid) {
-        return asked.stream().filter(a -> a.pid() == pid).findFirst().orElseThrow().dir();
-    }
-
-    private void request(Asked a) {
+    private void request(RankChannel c, int token) {
         try {
-            a.dir().newByteChannel(Path.of(REQUEST), Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
-                    LinkOption.NOFOLLOW_LINKS)).close();
-        } catch (FileAlreadyExistsException e) {
-            // left by a dump that ended without its exit: it asks the same
-        } catch (IOException e) {
-            log.warn("pid {}: cannot ask for the release of its communicators: {}", a.pid(), e.toString());
+            c.request(token);
+        } catch (SyscallException e) {
+            log.warn("pid {}: cannot ask for the release of its communicators: {}", c.pid(), e.getMessage());
         }
     }
 
-    /** Whether the rank wrote {@code released} and no ProcessGroupNCCL thread of PyTorch's is left in it (or it ended). */
-    private static boolean released(Path proc, int pid, SecureDirectoryStream<Path> dir) {
-        Path procDir = proc.resolve(Integer.toString(pid));
+    /** Whether the rank answered {@code token} and no ProcessGroupNCCL thread of PyTorch's is left in it (or it ended). */
+    private static boolean released(Path proc, RankChannel c, int token) {
+        Path procDir = proc.resolve(Integer.toString(c.pid()));
         if (!Files.isDirectory(procDir)) return true; // ended: nothing of it to return
         try {
-            dir.getFileAttributeView(Path.of(RELEASED), BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS).readAttributes();
-        } catch (IOException e) {
+            if (c.released() != token) return false;
+        } catch (SyscallException e) {
             return false;
         }
         return NcclTransports.threadNames(procDir).stream().noneMatch(t -> t.startsWith("pt_nccl"));
     }
 
-    /** Whether the process at {@code pid} has its criu_gpu control directory: a dump with its tree pid asks it to release. */
+    /**
+     * Whether the process at {@code pid} shows a criu_gpu channel among its descriptors ({@code criu-gpu check}'s
+     * question: a dump with its tree pid asks it to release); the dump itself also checks the descriptor's shape.
+     */
     public static boolean optedIn(Path proc, int pid) {
-        Optional<SecureDirectoryStream<Path>> dir = controlDir(proc, pid);
-        dir.ifPresent(CommRelease::closeQuietly);
-        return dir.isPresent();
+        return RankChannel.shown(proc, pid);
     }
 
-    /** The rank's control directory, opened without following links, if it is a directory of the rank's user. */
-    static Optional<SecureDirectoryStream<Path>> controlDir(Path proc, int pid) {
-        Path procDir = proc.resolve(Integer.toString(pid));
-        SecureDirectoryStream<Path> shm = null;
-        SecureDirectoryStream<Path> root = null;
-        try {
-            UserPrincipal owner = Files.getOwner(procDir);
-            int nsPid = Tasks.innermostPid(Files.readString(procDir.resolve("status"))).orElse(pid);
-            DirectoryStream<Path> opened = Files.newDirectoryStream(procDir.resolve("root/dev/shm"));
-            if (!(opened instanceof SecureDirectoryStream<Path> s)) {
-                opened.close();
-                return Optional.empty();
-            }
-            shm = s;
-            root = shm.newDirectoryStream(Path.of("criu-gpu"), LinkOption.NOFOLLOW_LINKS);
-            SecureDirectoryStream<Path> mine = root.newDirectoryStream(Path.of(Integer.toString(nsPid)), LinkOption.NOFOLLOW_LINKS);
-            if (!owner.equals(mine.getFileAttributeView(PosixFileAttributeView.class).readAttributes().owner())) {
-                log.warn("pid {}: /dev/shm/criu-gpu/{} is not its user's: not asked to release its communicators", pid, nsPid);
-                mine.close();
-                return Optional.empty();
-            }
-            return Optional.of(mine);
-        } catch (IOException | RuntimeException e) {
-            return Optional.empty();
-        } finally {
-            closeQuietly(root);
-            closeQuietly(shm);
-        }
-    }
-
-    /** Tells every rank asked to go on (removes its {@code request}); they make new communicators. */
+    /**
+     * Takes the request back from every rank asked: they make new communicators once they run again. Called once criu
+     * has frozen the tree, before it dumps the channels, and again (doing nothing) at criu's exit.
+     */
     @Override
     public void close() {
         if (closed) return;
         closed = true;
-        for (Asked a : asked) {
+        for (RankChannel c : asked) {
             try {
-                a.dir().deleteFile(Path.of(REQUEST));
-            } catch (NoSuchFileException e) {
-                // removed already
-            } catch (IOException e) {
-                log.warn("pid {}: cannot tell it to make its communicators again: {}", a.pid(), e.toString());
+                c.request(0);
+            } catch (SyscallException e) {
+                log.warn("pid {}: cannot tell it to make its communicators again: {}", c.pid(), e.getMessage());
             }
-            closeQuietly(a.dir());
+            c.close();
         }
         if (!asked.isEmpty()) log.info("NCCL ranks {} were told to make their communicators again", pids());
-    }
-
-    private static void closeQuietly(AutoCloseable c) {
-        if (c == null) return;
-        try {
-            c.close();
-        } catch (Exception e) {
-            // nothing left to do with it
-        }
     }
 }

@@ -2,11 +2,11 @@ package dev.criugpu.cuda.job;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -17,143 +17,131 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * The dump's request to NCCL ranks that use criu_gpu, on real processes and real control directories: two sleeping
- * shells named as PyTorch's NCCL watchdog thread (so they read as ranks on NCCL's defaults), each with
- * /dev/shm/criu-gpu/PID, which answer the request as criu_gpu does (or never).
+ * The dump's request to NCCL ranks that use criu_gpu, on real processes and their real channels: two Python ranks
+ * (src/test/python/channel_rank.py) with a thread named as PyTorch's NCCL watchdog, so they read as ranks on NCCL's
+ * defaults, each with the channel criu_gpu makes (answering as criu_gpu does, or never), none, or a descriptor that
+ * only looks like one.
  */
 class CommReleaseTest {
     private static final Path PROC = Path.of("/proc");
-    private static final Path ROOT = Path.of("/dev/shm/criu-gpu");
     private Process job;
-    private final List<Long> ranks = new ArrayList<>();
-    private boolean createdRoot;
+    private final List<Integer> ranks = new ArrayList<>();
+    private Path log;
 
-    /**
-     * A rank: a shell that names itself as PyTorch's NCCL watchdog thread; with {@code answer}, it then does what
-     * criu_gpu does when asked (its NCCL thread ends, it writes {@code released}). Once named it never forks (a child
-     * would carry the name until its exec and read as one more rank, without a control directory): it blocks reading
-     * a FIFO it holds both ends of, and a helper forked before the naming watches for the request and wakes it.
-     */
-    private static final String RANK = "f=/tmp/criu-gpu-rank-$$; mkfifo $f; exec 3<>$f; rm $f; d=/dev/shm/criu-gpu/$$; "
-            + "if [ \"$ANSWER\" = 1 ]; then ( while [ ! -e $d/request ]; do sleep 0.01; done; echo go >&3 ) & fi; "
-            + "printf pt_nccl_watchdg > /proc/self/comm; "
-            + "if [ \"$ANSWER\" = 1 ]; then read x <&3; printf sh > /proc/self/comm; echo 1 > $d/released; fi; "
-            + "read x <&3";
+    @TempDir
+    Path dir;
 
-    private void startJob(boolean answer) throws Exception {
-        ProcessBuilder pb = new ProcessBuilder("sh", "-c", "for i in 1 2; do sh -c \"$RANK\" & done; wait");
-        pb.environment().put("RANK", RANK);
-        pb.environment().put("ANSWER", answer ? "1" : "0");
+    private void startJob(String firstMode, String secondMode) throws Exception {
+        startJob(firstMode, secondMode, true);
+    }
+
+    private void startJob(String firstMode, String secondMode, boolean ncclThread) throws Exception {
+        assumeTrue(CriuGpuPackageTest.python3(), "python3 is not installed: the channel's test cannot run");
+        log = dir.resolve("job.log");
+        ProcessBuilder pb = new ProcessBuilder("sh", "-c",
+                "RANK_MODE=$FIRST python3 $RANK_PY & RANK_MODE=$SECOND python3 $RANK_PY & wait")
+                .redirectErrorStream(true).redirectOutput(log.toFile());
+        pb.environment().put("RANK_PY", Path.of("src/test/python/channel_rank.py").toAbsolutePath().toString());
+        pb.environment().put("PYTHONPATH", Path.of("src/main/python").toAbsolutePath().toString());
+        pb.environment().put("FIRST", firstMode);
+        pb.environment().put("SECOND", secondMode);
+        pb.environment().put("NCCL_THREAD", ncclThread ? "1" : "0");
         job = pb.start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (ranks.size() < 2 && System.nanoTime() < deadline) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (ranks.size() < 2) {
+            assertTrue(System.nanoTime() < deadline, "the job's two ranks never started:\n" + out());
             ranks.clear();
-            job.toHandle().children().forEach(c -> ranks.add(c.pid()));
+            job.toHandle().children().forEach(c -> ranks.add((int) c.pid()));
             Thread.onSpinWait();
         }
-        assertEquals(2, ranks.size(), "the job's two ranks");
-        for (long r : ranks) {
-            while (!Files.readString(PROC.resolve(r + "/comm")).strip().equals("pt_nccl_watchdg")) {
-                assertTrue(System.nanoTime() < deadline, "pid " + r + " never named itself");
+        for (int r : ranks) {
+            if (!ncclThread) {
+                CriuGpuPackageTest.await(log, "^ready$", 2, 20);
+                break;
+            }
+            while (!NcclTransports.threadNames(PROC.resolve(Integer.toString(r))).contains("pt_nccl_watchdg")) {
+                assertTrue(System.nanoTime() < deadline, "pid " + r + " never named its NCCL thread:\n" + out());
                 Thread.onSpinWait();
             }
         }
     }
 
+    private String out() throws IOException {
+        return log != null && Files.exists(log) ? Files.readString(log) : "";
+    }
+
+    private int count(String line) throws IOException {
+        return out().split("(?m)^" + line + "$", -1).length - 1;
+    }
+
     @AfterEach
-    void stopJob() throws IOException {
+    void stopJob() {
         if (job == null) return;
         job.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
         job.destroyForcibly();
-        for (long r : ranks) deleteTree(ROOT.resolve(Long.toString(r)));
-        if (createdRoot) {
-            // left as the tests made it (0755, this user's), it would keep other users' ranks out of it
-            try {
-                Files.deleteIfExists(ROOT);
-            } catch (java.nio.file.DirectoryNotEmptyException e) {
-                // a real job's directory is in it now: it stays
-            }
-        }
-    }
-
-    private static void deleteTree(Path dir) throws IOException {
-        if (!Files.exists(dir)) return;
-        try (var files = Files.list(dir)) {
-            for (Path f : files.toList()) Files.delete(f);
-        }
-        Files.delete(dir);
-    }
-
-    private Path controlDir(long pid) throws IOException {
-        if (!Files.exists(ROOT)) {
-            Files.createDirectory(ROOT);
-            createdRoot = true;
-        }
-        Path d = ROOT.resolve(Long.toString(pid));
-        Files.createDirectory(d, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-        return d;
     }
 
     @Test
-    void ranksThatAnswerAreReleasedUntilTheDumpEnds() throws Exception {
-        startJob(true);
-        for (long r : ranks) controlDir(r);
+    void ranksThatAnswerAreReleasedUntilTheRequestIsTakenBack() throws Exception {
+        startJob("answer", "answer");
         CommRelease release = CommRelease.ask(PROC, (int) job.pid(), 10_000);
-        assertEquals(ranks.stream().map(Long::intValue).sorted().toList(), release.pids().stream().sorted().toList());
-        for (long r : ranks) assertTrue(Files.exists(ROOT.resolve(r + "/request")), "asked until the dump ends");
+        assertEquals(ranks.stream().sorted().toList(), release.pids().stream().sorted().toList(), out());
+        assertEquals(2, count("released"), out());
+        assertEquals(0, count("going on"), "asked until the request is taken back:\n" + out());
         release.close();
-        for (long r : ranks) assertFalse(Files.exists(ROOT.resolve(r + "/request")), "told to go on at the end");
+        CriuGpuPackageTest.await(log, "^going on$", 2, 20);
     }
 
     @Test
     void ranksThatDoNotAnswerInTimeAreToldToGoOnAndLeftToTheCheck() throws Exception {
-        startJob(false);
-        for (long r : ranks) controlDir(r);
-        CommRelease release = CommRelease.ask(PROC, (int) job.pid(), 300);
-        assertEquals(List.of(), release.pids());
-        for (long r : ranks) assertFalse(Files.exists(ROOT.resolve(r + "/request")), "the request is taken back");
-    }
-
-    @Test
-    void aRankWithoutItsControlDirectoryMeansNoRankIsAsked() throws Exception {
-        startJob(true);
-        Path only = controlDir(ranks.getFirst());
+        startJob("silent", "silent");
         assertEquals(List.of(), CommRelease.ask(PROC, (int) job.pid(), 300).pids());
-        assertFalse(Files.exists(only.resolve("request")), "nothing asked of the rank that has its directory");
-        assertTrue(CommRelease.optedIn(PROC, ranks.getFirst().intValue()));
-        assertFalse(CommRelease.optedIn(PROC, ranks.get(1).intValue()));
-    }
-
-    @Test
-    void aControlDirectoryOfAnotherUserOrALinkIsNotUsed() throws Exception {
-        assumeTrue("root".equals(System.getProperty("user.name")), "chown needs root");
-        startJob(true);
-        Path other = controlDir(ranks.getFirst());
-        Files.setAttribute(other, "unix:uid", 65534);
-        Path target = Files.createTempDirectory("criu-gpu-link");
-        Files.createSymbolicLink(ROOT.resolve(Long.toString(ranks.get(1))), target);
-        try {
-            assertFalse(CommRelease.optedIn(PROC, ranks.getFirst().intValue()), "owned by another user");
-            assertFalse(CommRelease.optedIn(PROC, ranks.get(1).intValue()), "a symbolic link");
-            assertEquals(List.of(), CommRelease.ask(PROC, (int) job.pid(), 300).pids());
-            assertFalse(Files.exists(target.resolve("request")), "nothing written through the link");
-        } finally {
-            Files.delete(ROOT.resolve(Long.toString(ranks.get(1))));
-            Files.delete(target);
+        for (int r : ranks) {
+            try (RankChannel c = RankChannel.open(PROC, r).orElseThrow()) {
+                assertEquals(0, c.requested(), "pid " + r + ": the request is taken back");
+            }
         }
     }
 
     @Test
-    void aJobWithoutNcclRanksIsNotAsked() throws Exception {
-        job = new ProcessBuilder("sh", "-c", "sleep 600 & sleep 600 & wait").start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (ranks.size() < 2 && System.nanoTime() < deadline) {
-            ranks.clear();
-            job.toHandle().children().forEach(c -> ranks.add(c.pid()));
-            Thread.onSpinWait();
-        }
-        for (long r : ranks) controlDir(r);
+    void aRankWithoutAChannelMeansNoRankIsAsked() throws Exception {
+        startJob("answer", "none");
         assertEquals(List.of(), CommRelease.ask(PROC, (int) job.pid(), 300).pids());
-        for (long r : ranks) assertFalse(Files.exists(ROOT.resolve(r + "/request")));
+        assertEquals(0, count("released"), "nothing asked of the rank that has its channel:\n" + out());
+        assertTrue(CommRelease.optedIn(PROC, ranks.getFirst()) != CommRelease.optedIn(PROC, ranks.get(1)));
+    }
+
+    @Test
+    void descriptorsThatOnlyLookLikeAChannelAreNotUsed() throws Exception {
+        startJob("unsealed", "readonly");
+        for (int r : ranks) {
+            assertTrue(CommRelease.optedIn(PROC, r), "pid " + r + " shows a descriptor named as a channel is");
+            assertTrue(RankChannel.open(PROC, r).isEmpty(), "pid " + r + " (a memfd without the seals, or read-only)");
+        }
+        assertEquals(List.of(), CommRelease.ask(PROC, (int) job.pid(), 300).pids());
+    }
+
+    @Test
+    void aDeletedFileAtTheMemfdsNameIsNotAChannel() throws Exception {
+        assumeTrue("root".equals(System.getProperty("user.name")), "only root can make /memfd:criu_gpu");
+        startJob("file", "answer");
+        List<Integer> notChannels = ranks.stream().filter(r -> RankChannel.open(PROC, r).isEmpty()).toList();
+        assertEquals(1, notChannels.size(), "a deleted /memfd:criu_gpu taken for a channel, or the real one not:\n" + out());
+        int fake = notChannels.getFirst();
+        assertTrue(Files.list(PROC.resolve(fake + "/fd")).anyMatch(l -> {
+            try {
+                return Files.readSymbolicLink(l).toString().equals(RankChannel.FD_TARGET);
+            } catch (IOException e) {
+                return false;
+            }
+        }), "the fake is named as a channel is");
+        assertEquals(List.of(), CommRelease.ask(PROC, (int) job.pid(), 300).pids());
+    }
+
+    @Test
+    void ranksWithAChannelButNoNcclThreadAreNotAsked() throws Exception {
+        startJob("answer", "answer", false);
+        assertEquals(List.of(), CommRelease.ask(PROC, (int) job.pid(), 300).pids());
+        assertEquals(0, count("released"), out());
     }
 }

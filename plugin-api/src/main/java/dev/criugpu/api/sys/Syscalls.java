@@ -329,6 +329,33 @@ public final class Syscalls {
         return (int) ProcessCalls.call("pidfd_getfd fd " + fd + " of pidfd " + pidfd, 438, pidfd, fd, 0, 0, 0);
     }
 
+    /** fcntl(2) commands for a memfd's seals and a file's status flags. */
+    public static final int F_GETFL = 3;
+    public static final int F_GET_SEALS = 1034;
+    public static final int O_ACCMODE = 3;
+
+    /** fcntl(fd, cmd, 0): the call's result (flags, seals). */
+    public int fcntl(int fd, int cmd) {
+        return (int) ProcessCalls.call("fcntl " + cmd + " of fd " + fd, ProcessCalls.nr(72, 25), fd, cmd, 0, 0, 0);
+    }
+
+    /** pread(fd, buf, length, offset): the bytes read (fewer at the end of the file). */
+    public byte[] pread(int fd, int length, long offset) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment buf = a.allocate(length);
+            long n = ProcessCalls.call("pread of fd " + fd, ProcessCalls.nr(17, 67), fd, buf.address(), length, offset, 0);
+            return buf.asSlice(0, n).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+        }
+    }
+
+    /** pwrite(fd, bytes, offset) once: how many were written. */
+    public long pwrite(int fd, byte[] bytes, long offset) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment buf = a.allocateFrom(java.lang.foreign.ValueLayout.JAVA_BYTE, bytes);
+            return ProcessCalls.call("pwrite of fd " + fd, ProcessCalls.nr(18, 68), fd, buf.address(), bytes.length, offset, 0);
+        }
+    }
+
     /** setns(2)'s type for a network namespace. */
     public static final int CLONE_NEWNET = 0x40000000;
 
