@@ -30,17 +30,20 @@ branch=$(git -C "$REPO" rev-parse --abbrev-ref HEAD)
     || log "note: uncommitted changes in $REPO are not part of the check (it clones $branch)"
 
 if ! docker image inspect "$BASE" >/dev/null 2>&1; then
-    rootfs=$(mktemp -d /var/tmp/fresh-bookworm.XXXXXX)
+    work=$(mktemp -d /var/tmp/fresh-bookworm.XXXXXX)   # the root filesystem and debootstrap's log
+    rootfs=$work/rootfs
     log "building $BASE (debootstrap bookworm + git)"
-    debootstrap --variant=minbase --include=git,ca-certificates bookworm "$rootfs" "$MIRROR" >"$rootfs.log" 2>&1 \
-        || { tail -n 20 "$rootfs.log" >&2; rm -rf "$rootfs" "$rootfs.log"; die "debootstrap failed"; }
+    debootstrap --variant=minbase --include=git,ca-certificates bookworm "$rootfs" "$MIRROR" >"$work/debootstrap.log" 2>&1 \
+        || { tail -n 20 "$work/debootstrap.log" >&2; rm -rf "$work"; die "debootstrap failed"; }
     rm -rf "$rootfs"/var/cache/apt/archives/*.deb
     tar -C "$rootfs" --numeric-owner -c . | docker import -c 'CMD ["sleep","infinity"]' - "$BASE" >/dev/null
-    rm -rf "$rootfs" "$rootfs.log"
+    rm -rf "$work"
 fi
 
-rm -rf "$OUT"
-mkdir -p "$OUT/docker"
+source "$REPO/integration-tests/gpu/lib.sh"   # private_dir
+mkdir -p "$(dirname "$OUT")"
+private_dir --fresh "$OUT" || die "cannot make $OUT"
+mkdir "$OUT/docker"
 git clone -q --bare --branch "$branch" "$REPO" "$OUT/src.git"
 cleanup() {
     [[ "${FRESH_KEEP:-0}" == 1 ]] && { log "container $NAME left running"; return; }

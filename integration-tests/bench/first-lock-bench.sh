@@ -13,7 +13,8 @@
 set -euo pipefail
 ROUNDS="${1:-7}"
 REPO="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
-CRIU="${CRIU:-$( [[ -x /var/tmp/criu-gpu-e2e/criu/criu ]] && echo /var/tmp/criu-gpu-e2e/criu/criu || command -v criu)}"
+source "$REPO/integration-tests/gpu/lib.sh"   # E2E_ROOT, safe_dir
+CRIU="${CRIU:-$( [[ -x $E2E_ROOT/criu/criu ]] && safe_dir "$E2E_ROOT" && echo "$E2E_ROOT/criu/criu" || command -v criu)}"
 [[ -x "$CRIU" ]] || { echo "first-lock-bench: no criu (set CRIU, or unpack the GPU bundle's criu.tar.xz at /var/tmp/criu-gpu-e2e)" >&2; exit 1; }
 declare -A LIBS=([ours]="$(readlink -f "${FIRST_LIB:-$REPO/native/target/criu-lib}")")
 FLOWS=(ours)

@@ -29,7 +29,7 @@ if [[ "${CRIU_IMAGE_FORCE:-0}" != 1 \
     exit 0
 fi
 rootfs="$(mktemp -d /var/tmp/criu-gpu-cri-rootfs.XXXXXX)"
-log="$rootfs.debootstrap.log"
+log="$(mktemp --suffix=.debootstrap.log /var/tmp/criu-gpu-cri-rootfs.XXXXXX)"
 trap 'rm -rf "$rootfs"' EXIT
 echo "cri/build-image.sh: building $IMAGE from Debian $SUITE (recipe $hash)"
 if ! debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$rootfs" "$MIRROR" >"$log" 2>&1; then

@@ -3,6 +3,9 @@
 # Debian's containerd 2.1.9 with its CRI plugin, runc 1.3.6, criu 4.2.1 and a local registry (Debian's
 # docker-registry on 127.0.0.1:5000, since no image registry can be reached here: containerd pulls a checkpoint's
 # base image again when it restores one). What the kubelet would do is left to the CRI client (CriCheckpointIT).
+# The registry and containerd (so its pods, which take the node's network, and the runc and criu it runs) are in a
+# network namespace of the node's own, NETNS, with a loopback only: no other local user can push to that registry or
+# take its port first.
 #
 #   node.sh start SOCKET   checks the node (one line per problem, exit 1), starts the registry and containerd (CRI on
 #                          the unix socket SOCKET), builds a one-layer busybox image, pushes it to the registry as
@@ -19,6 +22,7 @@ set -eu
 
 STATE=/var/lib/criu-gpu-cri
 CONFIG=/etc/containerd/criu-gpu-cri.toml
+NETNS=/run/criu-gpu-cri/netns
 IMAGE=localhost:5000/criu-gpu-cri/busybox:1
 WAIT_S=60
 
@@ -40,8 +44,8 @@ check_node() {
             problems=$((problems + 1))
         fi
     done
-    if [ -n "$criu" ] && ! criu check >/tmp/criu-check.log 2>&1; then
-        echo "criu-gpu-cri: \`criu check\` fails here: $(grep -v RLIMIT_NOFILE /tmp/criu-check.log | tail -n 1)" >&2
+    if [ -n "$criu" ] && ! out=$(criu check 2>&1); then
+        echo "criu-gpu-cri: \`criu check\` fails here: $(printf '%s\n' "$out" | grep -v RLIMIT_NOFILE | tail -n 1)" >&2
         problems=$((problems + 1))
     fi
     [ "$problems" = 0 ] || exit 1
@@ -143,7 +147,7 @@ push_image() {
     echo '{"imageLayoutVersion":"1.0.0"}' >"$dir/oci/oci-layout"
     tar -C "$dir/oci" -cf "$dir/image.tar" .
     ctr --address "$SOCKET" -n criu-gpu-cri-build images import "$dir/image.tar" >/dev/null
-    ctr --address "$SOCKET" -n criu-gpu-cri-build images push --plain-http "$name" >"$STATE/push.log" 2>&1 \
+    nsenter --net="$NETNS" ctr --address "$SOCKET" -n criu-gpu-cri-build images push --plain-http "$name" >"$STATE/push.log" 2>&1 \
         || { tail -n 5 "$STATE/push.log" >&2; die "pushing $name to the local registry failed"; }
     rm -rf "$dir"
 }
@@ -162,9 +166,12 @@ start() {
     check_node
     mkdir -p "$STATE" "$(dirname "$SOCKET")" /run/criu-gpu-cri
     write_config
-    setsid docker-registry serve /etc/docker/registry/criu-gpu-cri.yml >"$STATE/registry.log" 2>&1 </dev/null &
-    setsid containerd --config "$CONFIG" --log-level debug >"$STATE/containerd.log" 2>&1 </dev/null &
-    await "the local registry (127.0.0.1:5000)" "$STATE/registry.log" busybox wget -q -O /dev/null http://127.0.0.1:5000/v2/
+    if ! nsenter --net="$NETNS" true 2>/dev/null; then   # made once, kept by a bind mount on NETNS
+        : >"$NETNS" && unshare --net="$NETNS" busybox ip link set lo up || die "cannot make the network namespace $NETNS"
+    fi
+    setsid nsenter --net="$NETNS" docker-registry serve /etc/docker/registry/criu-gpu-cri.yml >"$STATE/registry.log" 2>&1 </dev/null &
+    setsid nsenter --net="$NETNS" containerd --config "$CONFIG" --log-level debug >"$STATE/containerd.log" 2>&1 </dev/null &
+    await "the local registry (127.0.0.1:5000)" "$STATE/registry.log" nsenter --net="$NETNS" busybox wget -q -O /dev/null http://127.0.0.1:5000/v2/
     await "containerd (CRI on $SOCKET)" "$STATE/containerd.log" ctr --address "$SOCKET" version
     build_image
     echo "criu-gpu-cri: node up: containerd $(containerd --version | awk '{print $3}'), runc $(runc --version | awk 'NR==1 {print $3}'), criu $(criu --version | awk '/Version:/ {print $2}'), $IMAGE in the local registry"

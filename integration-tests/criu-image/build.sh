@@ -56,7 +56,7 @@ build_suite() {
         return 0
     fi
     rootfs="$(mktemp -d /var/tmp/criu-rootfs-"$suite".XXXXXX)"
-    log="$rootfs.debootstrap.log"
+    log="$(mktemp --suffix=.debootstrap.log /var/tmp/criu-rootfs-"$suite".XXXXXX)"
     echo "build.sh: building $image from Debian $suite (recipe $hash)"
     # sid's Release file may look expired to this machine's clock; debootstrap itself does not check
     # Valid-Until, apt inside the image is told not to.
@@ -83,7 +83,7 @@ build_suite() {
 # debootstrap); main builds what they derive from first.
 # build_derived NAME BASE PACKAGES SCRIPT HASH_EXTRA [docker run args]: SCRIPT runs after apt, in the container.
 build_derived() {
-    local name="$1" base="$2" packages="$3" script="$4" extra="$5" image hash container
+    local name="$1" base="$2" packages="$3" script="$4" extra="$5" image hash container log
     shift 5
     base="$(image_for_suite "$base")"
     image="$(image_for_suite "$name")"
@@ -95,18 +95,19 @@ build_derived() {
     fi
     echo "build.sh: building $image from $base (recipe $hash)"
     container="criu-image-$name-$$"
+    log="$(mktemp --suffix=.log /var/tmp/"$container".XXXXXX)"
     if ! docker run --name "$container" "$@" "$base" sh -c "apt-get update -q && DEBIAN_FRONTEND=noninteractive \
             apt-get install -y -q --no-install-recommends $packages \
-            && rm -rf /var/cache/apt/archives/*.deb /var/lib/apt/lists/* && $script" >"/var/tmp/$container.log" 2>&1; then
+            && rm -rf /var/cache/apt/archives/*.deb /var/lib/apt/lists/* && $script" >"$log" 2>&1; then
         echo "build.sh: building $image failed; last lines:" >&2
-        tail -n 20 "/var/tmp/$container.log" >&2
+        tail -n 20 "$log" >&2
         docker rm -f "$container" >/dev/null 2>&1 || true
-        rm -f "/var/tmp/$container.log"
+        rm -f "$log"
         return 1
     fi
     docker commit -c "LABEL $LABEL=$hash" -c 'CMD ["sleep","infinity"]' "$container" "$image" >/dev/null
     docker rm "$container" >/dev/null
-    rm -f "/var/tmp/$container.log"
+    rm -f "$log"
     echo "build.sh: built $image"
 }
 

@@ -21,7 +21,7 @@ fi
 image=criu-java-gpu/criu:4.2.1
 
 if ((!installed)) && [[ -d /proc/driver/nvidia/gpus && -f "$root/.gpu-bundle/criu.tar.xz" ]]; then
-    out=${DEMO_OUT:-/tmp/criu-gpu-demo}
+    out=${DEMO_OUT:-$(mktemp -d /tmp/criu-gpu-demo.XXXXXX)}
     say "NVIDIA GPU found: CUDA demo with the bundle in $root/.gpu-bundle (logs: $out)"
     rc=0
     E2E_CASES=counter E2E_KEEP_LOG_DIR=1 bash "$root/integration-tests/gpu/run-e2e.sh" "$root/.gpu-bundle" "$out" || rc=$?
@@ -89,9 +89,10 @@ echo "what our plugins wrote into criu's log:"
 run "grep -E '(cuda|amdgpu)_plugin' $W/img/dump.log | grep -v 'hook [0-9]' | sed 's/^/  /'"
 
 say "criu-gpu inspect of the checkpoint"
-fetch_images "/tmp/$name-img"
-"$lib/bin/criu-gpu" inspect "/tmp/$name-img" || true
-rm -rf "/tmp/$name-img"
+imgs=$(mktemp -d /tmp/"$name"-img.XXXXXX)
+fetch_images "$imgs/img"
+"$lib/bin/criu-gpu" inspect "$imgs/img" || true
+rm -rf "$imgs"
 
 say "criu restore${LIB_ARGS:+ $LIB_ARGS}"
 before=$(counter)

@@ -39,81 +39,25 @@ for tool in apt-get apt-cache dpkg readelf xz tar; do
 done
 [[ -x "$JDK/bin/jlink" ]] || die "$JDK/bin/jlink not found (set JAVA_HOME to a JDK 25)"
 
-E2E_ROOT=/var/tmp/criu-gpu-e2e   # must match run-e2e.sh
+source "$REPO/integration-tests/gpu/lib.sh"   # E2E_ROOT, private_dir
 STAGE="$(mktemp -d /var/tmp/criu-gpu-bundle.XXXXXX)"
-[[ ! -e "$E2E_ROOT" ]] || rm -rf "$E2E_ROOT"
-mkdir -p "$E2E_ROOT"
+private_dir --fresh "$E2E_ROOT" || die "cannot make $E2E_ROOT"
 trap 'rm -rf "$STAGE" "$E2E_ROOT"' EXIT
 
 # ------------------------------------------------------------------ criu from Debian sid, private apt state
-APT="$CACHE/apt"
-apt_opts=(
-    -o "Dir::Etc::sourcelist=$APT/sources.list" -o "Dir::Etc::sourceparts=-"
-    -o "Dir::State::Lists=$APT/lists" -o "Dir::State::status=$APT/status" -o "Dir::Cache=$APT/cache"
-    -o "Acquire::Check-Valid-Until=false" -o "Acquire::Languages=none"
-    -o "APT::Architecture=amd64" -o "APT::Architectures=amd64"
-)
-
-fetch_sid_packages() {
-    mkdir -p "$APT/lists/partial" "$APT/cache/archives/partial" "$CACHE/debs"
-    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $MIRROR sid main" >"$APT/sources.list"
-    touch "$APT/status"
-    log "apt-get update (sid, private lists in $APT)"
-    apt-get "${apt_opts[@]}" -q update >"$STAGE/apt-update.log" 2>&1 || { cat "$STAGE/apt-update.log" >&2; die "apt-get update for sid failed"; }
-    local version
-    version="$(apt-cache "${apt_opts[@]}" show criu | awk '/^Version:/ {print $2; exit}')"
-    [[ "$version" == "$CRIU_VERSION"* ]] || die "sid's criu is '$version', expected $CRIU_VERSION"
-    # Depends/Pre-Depends closure only; shared libraries are then picked by DT_NEEDED below.
-    mapfile -t PKGS < <(apt-cache "${apt_opts[@]}" depends --recurse --no-recommends --no-suggests \
-        --no-conflicts --no-breaks --no-replaces --no-enhances criu | grep -v '^ ' | grep -v '^<' | sort -u)
-    log "criu $version: ${#PKGS[@]} packages in its dependency closure"
-    (cd "$CACHE/debs" && apt-get "${apt_opts[@]}" -q download "${PKGS[@]}" >"$STAGE/apt-download.log" 2>&1) \
-        || { cat "$STAGE/apt-download.log" >&2; die "apt-get download failed"; }
-    ROOTFS="$STAGE/sid"
-    mkdir -p "$ROOTFS"
-    local pkg deb
-    for pkg in "${PKGS[@]}"; do
-        deb="$(ls -t "$CACHE/debs/${pkg}"_*.deb 2>/dev/null | head -n1)"
-        [[ -n "$deb" ]] || die "no .deb downloaded for $pkg"
-        dpkg -x "$deb" "$ROOTFS"
-    done
-}
-
-find_lib() {
-    local name="$1" dir
-    for dir in usr/lib/x86_64-linux-gnu lib/x86_64-linux-gnu usr/lib lib usr/lib64 lib64; do
-        if [[ -e "$ROOTFS/$dir/$name" ]]; then
-            echo "$ROOTFS/$dir/$name"
-            return 0
-        fi
-    done
-    return 1
-}
-
-# Copies ELF $1's DT_NEEDED closure into $2.
-copy_needed_closure() {
-    local -a queue=("$1")
-    local -A seen=()
-    local elf name path
-    while ((${#queue[@]})); do
-        elf="${queue[0]}"
-        queue=("${queue[@]:1}")
-        while read -r name; do
-            [[ -n "$name" && -z "${seen[$name]:-}" ]] || continue
-            seen[$name]=1
-            path="$(find_lib "$name")" || die "library $name (needed by $(basename "$elf")) is not in sid's packages"
-            cp -L "$path" "$2/$name"
-            queue+=("$2/$name")
-        done < <(readelf -d "$elf" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
-    done
-}
+SUITE=sid
+source "$REPO/integration-tests/gpu/deb_lib.sh"
+apt_opts+=(-o "Acquire::Check-Valid-Until=false")
 
 build_criu() {
-    fetch_sid_packages
-    local dest="$E2E_ROOT/criu"
+    # Depends/Pre-Depends closure only; shared libraries are then picked by DT_NEEDED below.
+    fetch_packages criu
+    local version dest="$E2E_ROOT/criu"
+    version="$(awk '$1 == "criu" {print $2}' "$STAGE/versions")"
+    [[ "$version" == "$CRIU_VERSION"* ]] || die "sid's criu is '$version', expected $CRIU_VERSION"
     mkdir -p "$dest/lib"
     cp "$ROOTFS/usr/sbin/criu" "$dest/criu.bin"
-    copy_needed_closure "$dest/criu.bin" "$dest/lib"
+    GLIBC_RE='^$' copy_needed_closure "$dest/lib" "$dest/criu.bin"   # glibc too: criu runs on sid's loader
     # ld.so itself must be sid's: the libc beside it is sid's glibc.
     cp -L "$(find_lib ld-linux-x86-64.so.2)" "$dest/ld-linux-x86-64.so.2"
     rm -f "$dest/lib/ld-linux-x86-64.so.2"
@@ -200,7 +144,7 @@ pack() {
 }
 
 main() {
-    mkdir -p "$E2E_ROOT" "$STAGE/out" "$CACHE"
+    mkdir -p "$STAGE/out"
     build_criu
     build_jdk
     build_plugin_dir

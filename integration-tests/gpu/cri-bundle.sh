@@ -40,7 +40,8 @@ done
 
 STAGE="$(mktemp -d /var/tmp/criu-gpu-cri-bundle.XXXXXX)"
 trap 'rm -rf "$STAGE"' EXIT
-source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/deb_lib.sh"
+source "$REPO/integration-tests/gpu/lib.sh"   # private_dir
+source "$REPO/integration-tests/gpu/deb_lib.sh"
 
 assemble_binaries() {
     local dest="$STAGE/cri" f
@@ -78,8 +79,8 @@ assemble_java() {
 # check_runs: each binary runs here, unless it needs a newer glibc than this machine's (then only the GPU host's,
 # 2.39, is checked against what it needs)
 check_runs() {
+    private_dir "${PREFIX%/*}" || die "cannot make ${PREFIX%/*}"
     rm -rf "$PREFIX"
-    mkdir -p "$(dirname "$PREFIX")"
     cp -a "$STAGE/cri" "$PREFIX"
     local b need have
     have="$(ldd --version | sed -n '1s/.* //p')"

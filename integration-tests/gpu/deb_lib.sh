@@ -1,11 +1,14 @@
 # Debian packages unpacked without installing them, for the bundles carried to the GPU host (podman-bundle.sh,
-# cri-bundle.sh). Source it after setting SUITE, CACHE, MIRROR, STAGE and log/die; it sets apt_opts.
-#   fetch_packages PKG...   the Depends/Pre-Depends closure of PKG... downloaded (private apt state under CACHE, so
-#                           the machine's own apt is untouched) and unpacked with dpkg -x into ROOTFS=$STAGE/rootfs;
-#                           "$STAGE/versions" gets "package version" per package
+# cri-bundle.sh, build-bundle.sh). Source it after lib.sh and setting SUITE, CACHE, MIRROR, STAGE and log/die; it sets
+# apt_opts.
+#   fetch_packages PKG...   the Depends/Pre-Depends closure of PKG... downloaded (private apt state under CACHE, a
+#                           folder for us only (private_dir), so the machine's own apt is untouched) and unpacked with
+#                           dpkg -x into ROOTFS=$STAGE/rootfs; "$STAGE/versions" gets "package version" per package
+#   verified_deb PKG        the .deb of PKG that apt-get download saved, checked against apt's index
 #   find_lib NAME           the path of a shared library in ROOTFS
 #   copy_needed_closure DEST ELF...   the DT_NEEDED closure of the ELFs, glibc's libraries left out, into DEST
-# glibc's libraries are the host's own: its glibc (2.39) is at least as new as what these binaries need.
+# glibc's libraries are the host's own: its glibc (2.39) is at least as new as what these binaries need (but for
+# build-bundle.sh's criu, run with sid's own loader: it sets GLIBC_RE='^$', leaving nothing out).
 GLIBC_RE='^(ld-linux-x86-64\.so\.2|libc\.so\.6|libm\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|libresolv\.so\.2|libutil\.so\.1|libanl\.so\.1)$'
 APT="$CACHE/apt-$SUITE"
 DEBS="$CACHE/debs-$SUITE"
@@ -16,6 +19,7 @@ apt_opts=(
 )
 
 fetch_packages() {
+    private_dir "$CACHE" || die "no private folder for the package cache"
     mkdir -p "$APT/lists/partial" "$APT/cache/archives/partial" "$DEBS"
     local key=/usr/share/keyrings/debian-archive-keyring.gpg
     {
@@ -38,16 +42,26 @@ fetch_packages() {
     local pkg deb
     : >"$STAGE/versions"
     for pkg in "${PKGS[@]}"; do
-        deb="$(ls -t "$DEBS/${pkg}"_*.deb 2>/dev/null | head -n1)"
-        [[ -n "$deb" ]] || die "no .deb downloaded for $pkg"
+        deb="$(verified_deb "$pkg")" || die "no .deb of $pkg in $DEBS with the name and SHA256 apt's index gives"
         dpkg -x "$deb" "$ROOTFS"
         dpkg-deb -W --showformat='${Package} ${Version}\n' "$deb" >>"$STAGE/versions"
     done
 }
 
+# verified_deb PKG: $DEBS/PKG_VERSION_ARCH.deb (a ':' in VERSION as %3a: how apt-get download names it) of PKG's
+# candidate version, the one apt-get download fetched, if its SHA256 is the one apt's (signed) index gives
+verified_deb() {
+    local info sum deb
+    info="$(apt-cache "${apt_opts[@]}" show --no-all-versions "$1" | awk -v RS= 'NR == 1')"
+    sum="$(sed -n 's/^SHA256: //p' <<<"$info")"
+    deb="$(sed -n 's/^Version: //p' <<<"$info")_$(sed -n 's/^Architecture: //p' <<<"$info")"
+    deb="$DEBS/$1_${deb//:/%3a}.deb"
+    [[ -n "$sum" && -f "$deb" && ! -L "$deb" ]] && sha256sum --status -c - <<<"$sum  $deb" && echo "$deb"
+}
+
 find_lib() {
     local name="$1" dir
-    for dir in usr/lib/x86_64-linux-gnu lib/x86_64-linux-gnu usr/lib lib; do
+    for dir in usr/lib/x86_64-linux-gnu lib/x86_64-linux-gnu usr/lib lib usr/lib64 lib64; do
         [[ -e "$ROOTFS/$dir/$name" ]] && { echo "$ROOTFS/$dir/$name"; return 0; }
     done
     return 1

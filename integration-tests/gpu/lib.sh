@@ -5,12 +5,40 @@
 E2E_ROOT=/var/tmp/criu-gpu-e2e   # where the bundle is unpacked; build-bundle.sh assembles it at the same path
 GPU_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
+# ------------------------------------------------------------------ folders at fixed paths
+# These scripts run as root, and criu, containerd and runc load binaries and libraries from fixed paths under
+# /var/tmp (the bundles' RPATHs and AOT cache name them) or /dev/shm, where any local user may make a path first,
+# put a symlink there, or plant files.
+# safe_dir DIR: 0 when DIR is a directory (not a symlink), ours and writable by nobody else; else says why (stderr)
+safe_dir() {
+    local st
+    st=$(stat -c '%F:%u:%a' -- "$1" 2>/dev/null) || { echo "$1 does not exist" >&2; return 1; }
+    [[ "${st%%:*}" == directory ]] || { echo "refusing $1: a ${st%%:*}, not a directory" >&2; return 1; }
+    st=${st#*:}
+    [[ "${st%%:*}" == "$EUID" ]] && (((8#${st#*:} & 8#022) == 0)) \
+        || { echo "refusing $1: uid ${st%%:*}'s, mode ${st#*:}; it must be uid $EUID's and writable by it only (remove it)" >&2; return 1; }
+}
+
+# private_dir [--fresh] DIR: DIR, mode 0700, for us only: made with mkdir -m 0700 (which fails where anyone made the
+# path first), or one already there that passes safe_dir, set to 0700; --fresh: that one emptied (removed, made
+# again). Never follows a symlink at DIR; DIR's parent must exist.
+private_dir() {
+    local fresh=0
+    [[ "$1" == --fresh ]] && { fresh=1; shift; }
+    if [[ -e "$1" || -L "$1" ]]; then
+        safe_dir "$1" || return 1
+        ((fresh)) || { chmod 0700 -- "$1"; return; }
+        rm -rf -- "$1"
+    fi
+    mkdir -m 0700 -- "$1" || { echo "cannot make $1" >&2; return 1; }
+}
+
 # unpack_bundle BUNDLE_DIR: unpacks it at E2E_ROOT, then bundle_paths
 unpack_bundle() {
     local bundle="$1" part
     [[ -f "$bundle/criu.tar.xz" && -f "$bundle/jdk.tar.xz" ]] || { echo "no criu.tar.xz/jdk.tar.xz in $bundle" >&2; return 1; }
-    rm -rf "$E2E_ROOT"
-    mkdir -p "$E2E_ROOT/empty-lib" "$E2E_ROOT/bin"
+    private_dir --fresh "$E2E_ROOT" || return 1
+    mkdir "$E2E_ROOT/empty-lib" "$E2E_ROOT/bin"
     for part in criu jdk criu-lib criu-lib-base upstream; do
         [[ -f "$bundle/$part.tar.xz" ]] && tar -C "$E2E_ROOT" -xJf "$bundle/$part.tar.xz"
     done
@@ -165,8 +193,7 @@ init_results() {
     SUMMARY="$OUT_DIR/summary.txt"
     IMG_ROOT="${E2E_IMG_ROOT:-/dev/shm/criu-gpu-e2e}"   # run-e2e-parallel.sh gives each shard its own
     mkdir -p "$LOGS"
-    rm -rf "$IMG_ROOT"
-    mkdir -p "$IMG_ROOT"
+    private_dir --fresh "$IMG_ROOT" || exit 1
     : >"$SUMMARY"
     FAILED=0
 }
@@ -313,11 +340,12 @@ counters_continue() {
 # warm_memory: BENCH_WARM_GIB (default 0) GiB of /dev/shm written and removed before a benchmark: on the VM hosts the
 # first touch of guest memory is slow, and whichever case first meets untouched memory pays for it
 warm_memory() {
-    local gib="${BENCH_WARM_GIB:-0}" t0
+    local gib="${BENCH_WARM_GIB:-0}" t0 f
     ((gib > 0)) || return 0
     t0=$(now_s)
-    dd if=/dev/zero of=/dev/shm/bench-warm bs=1M count=$((gib * 1024)) status=none
-    rm -f /dev/shm/bench-warm
+    f=$(mktemp /dev/shm/bench-warm.XXXXXX)
+    dd if=/dev/zero of="$f" bs=1M count=$((gib * 1024)) status=none
+    rm -f "$f"
     # let the kernel finish with that memory now (writeback, freeing, compaction) rather than during a flow's page
     # dump: the first cycle of a run was measured 25-60 % slower in criu's page dump, whichever flow it was
     sync

@@ -32,7 +32,8 @@ done
 
 STAGE="$(mktemp -d /var/tmp/criu-gpu-podman-bundle.XXXXXX)"
 trap 'rm -rf "$STAGE"' EXIT
-source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/deb_lib.sh"
+source "$REPO/integration-tests/gpu/lib.sh"   # private_dir
+source "$REPO/integration-tests/gpu/deb_lib.sh"
 
 assemble() {
     local dest="$STAGE/podman" f
@@ -51,8 +52,8 @@ assemble() {
     done
     chmod 755 "$dest/bin/"*
     grep -E '^(podman|conmon|runc|crun|golang-github-containers-common) ' "$STAGE/versions" >"$dest/VERSIONS"
+    private_dir "${PREFIX%/*}" || die "cannot make ${PREFIX%/*}"
     rm -rf "$PREFIX"
-    mkdir -p "$(dirname "$PREFIX")"
     cp -a "$dest" "$PREFIX"
     "$PREFIX/bin/podman" --version >/dev/null && "$PREFIX/bin/conmon" --version >/dev/null && "$PREFIX/bin/runc" --version >/dev/null \
         || { rm -rf "$PREFIX"; die "the bundled podman, conmon or runc does not run here"; }

@@ -10,7 +10,11 @@
 #      PODMAN_CASES, PODMAN_GPU_VIA, CRI_CASES (passed on), CPU_LOCAL_RUN (podman, the default, or cri)
 set -euo pipefail
 REPO="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
-OUT="$(mkdir -p "${1:-/var/tmp/podman-cpu-out}" && cd "${1:-/var/tmp/podman-cpu-out}" && pwd)"
+source "$REPO/integration-tests/gpu/lib.sh"   # private_dir, safe_dir
+OUT="${1:-/var/tmp/podman-cpu-out}"
+mkdir -p "$(dirname "$OUT")"
+private_dir "$OUT" || exit 1
+OUT="$(cd "$OUT" && pwd)"
 ROOTFS="${NOBLE_ROOTFS:-/var/tmp/criu-gpu-noble}"
 MIRROR="${UBUNTU_MIRROR:-http://archive.ubuntu.com/ubuntu}"
 
@@ -19,16 +23,19 @@ RUN="${CPU_LOCAL_RUN:-podman}"
 for d in .gpu-bundle ".$RUN-bundle"; do
     [[ -d "$REPO/$d" ]] || { echo "podman-cpu-local: $REPO/$d is missing (build-bundle.sh, $RUN-bundle.sh)" >&2; exit 1; }
 done
+# the root filesystem everything below runs in as root: ours (safe_dir) if it is there, else made here
+[[ ! -e "$ROOTFS" && ! -L "$ROOTFS" ]] || safe_dir "$ROOTFS"
 if [[ ! -x "$ROOTFS/usr/bin/python3" ]]; then
     command -v debootstrap >/dev/null || { echo "podman-cpu-local: debootstrap is not installed" >&2; exit 1; }
     # debootstrap releases older than noble lack its script; noble is made the way jammy is
     script=/usr/share/debootstrap/scripts/noble
     [[ -e "$script" ]] || script=/usr/share/debootstrap/scripts/jammy
-    rm -rf "$ROOTFS.tmp"
+    tmp="$(mktemp -d "$ROOTFS.XXXXXX")"
     echo "podman-cpu-local: debootstrap noble into $ROOTFS"
-    debootstrap --variant=minbase --no-check-gpg --include=python3,xz-utils,procps noble "$ROOTFS.tmp" "$MIRROR" "$script" \
-        >"$ROOTFS.debootstrap.log" 2>&1 || { tail -n 20 "$ROOTFS.debootstrap.log" >&2; exit 1; }
-    mv "$ROOTFS.tmp" "$ROOTFS"
+    debootstrap --variant=minbase --no-check-gpg --include=python3,xz-utils,procps noble "$tmp" "$MIRROR" "$script" \
+        >"$OUT/debootstrap.log" 2>&1 || { tail -n 20 "$OUT/debootstrap.log" >&2; rm -rf "$tmp"; exit 1; }
+    rm -rf "$ROOTFS"
+    mv -T "$tmp" "$ROOTFS"
 fi
 
 # Stand-ins for the NVIDIA driver's files, so that the CDI path runs too (PODMAN_CPU_CDI=1): libraries with the

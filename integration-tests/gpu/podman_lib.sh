@@ -51,6 +51,7 @@ podman_setup() {
     local bundle="$1" p="$PODMAN_ROOT/podman" s="$PODMAN_STATE"
     [[ -f "$bundle/podman.tar.xz" ]] || { echo "no podman.tar.xz in $bundle (build it with podman-bundle.sh)"; return 1; }
     podman_teardown
+    private_dir "$PODMAN_ROOT" || return 1
     mkdir -p "$PODMAN_ROOT/path" "$s"/{storage,run,tmp,cni,home/.config/containers}
     tar -C "$PODMAN_ROOT" -xJf "$bundle/podman.tar.xz" || { echo "cannot unpack $bundle/podman.tar.xz"; return 1; }
     # runc and podman run the criu they find on PATH: the bundle's (sid's criu, started through sid's loader)

@@ -106,8 +106,9 @@ setup() {
     [[ -n "$PLUGIN_DIR" ]] || { echo "the bundle has no plugin dir (criu-lib.tar.xz)"; return 1; }
     [[ -f "$CRI_BUNDLE/cri.tar.xz" ]] || { echo "no cri.tar.xz in $CRI_BUNDLE (build it with cri-bundle.sh)"; return 1; }
     node_down
-    rm -rf "$CRI_ROOT" "$NODE_STATE"
-    mkdir -p "$CRI_ROOT/path" "$PODMAN_ROOT"
+    rm -rf "$NODE_STATE"
+    private_dir --fresh "$CRI_ROOT" && private_dir "$PODMAN_ROOT" || return 1
+    mkdir "$CRI_ROOT/path"
     tar -C "$CRI_ROOT" -xJf "$CRI_BUNDLE/cri.tar.xz" && tar -C "$CRI_ROOT" -xf "$CRI_BUNDLE/cri-java.tar" \
         || { echo "cannot unpack $CRI_BUNDLE/cri.tar.xz and cri-java.tar"; return 1; }
     # containerd, its runc shim and runc run the criu they find on PATH: the bundle's

@@ -29,6 +29,8 @@ for tool in gcc make pkg-config protoc-c protoc; do
 done
 [[ -e /usr/include/libdrm/amdgpu.h ]] || die "missing /usr/include/libdrm/amdgpu.h (Debian: libdrm-dev)"
 
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../gpu/lib.sh"   # private_dir
+private_dir "$CACHE" || die "no private folder for the cache"
 base="$CACHE/criu-dev-$COMMIT"
 tree="$base/criu"
 if [[ ! -f "$tree/plugins/amdgpu/amdgpu_plugin.so" ]]; then

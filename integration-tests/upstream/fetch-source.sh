@@ -14,6 +14,8 @@ CACHE="${UPSTREAM_CACHE:-/var/tmp/criu-upstream-cache}"
 
 die() { echo "fetch-source: $*" >&2; exit "${2:-1}"; }
 command -v apt-get >/dev/null 2>&1 || die "apt-get is missing"
+source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../gpu/lib.sh"   # private_dir
+private_dir "$CACHE" || die "no private folder for the cache"
 
 APT="$CACHE/apt"
 apt_opts=(
