@@ -1,5 +1,6 @@
 package dev.criugpu.it;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -7,7 +8,9 @@ import java.util.Map;
 
 /**
  * One criu dump or restore command line, run inside a {@link CriuContainer} at full verbosity with its log written
- * into the images dir ({@code <images>/dump.log} or {@code <images>/restore.log}).
+ * into the images dir ({@code <images>/dump.log} or {@code <images>/restore.log}), within {@link ExecBound#DEFAULT}
+ * unless {@link #within} says otherwise: a criu still running then fails the test with its log and the container's
+ * threads ({@link CommandTimedOut}) and is killed.
  */
 public final class CriuCommand {
     private final String action;
@@ -16,6 +19,7 @@ public final class CriuCommand {
     private final Map<String, String> env = new LinkedHashMap<>();
     private String prelude = "";
     private String launcher = "";
+    private Duration limit = ExecBound.DEFAULT.limit();
 
     private CriuCommand(String action, String imagesDir) {
         this.action = action;
@@ -67,6 +71,12 @@ public final class CriuCommand {
         return this;
     }
 
+    /** criu may run for {@code limit} before it counts as hung. */
+    public CriuCommand within(Duration limit) {
+        this.limit = limit;
+        return this;
+    }
+
     public String logName() {
         return action + ".log";
     }
@@ -86,7 +96,7 @@ public final class CriuCommand {
     }
 
     public CriuRun runIn(CriuContainer container) {
-        CommandResult result = container.sh(shellLine());
+        CommandResult result = container.sh(ExecBound.of(limit).showingLogs(logPath()), shellLine());
         return new CriuRun(result, container.readFileIfExists(logPath()));
     }
 }

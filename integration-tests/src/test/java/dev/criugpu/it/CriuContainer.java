@@ -89,14 +89,19 @@ public final class CriuContainer implements AutoCloseable {
         return new CriuContainer(image, plugins, volumes);
     }
 
-    /** Runs argv in the container (no shell) and waits for it. */
+    /** Runs argv in the container (no shell) and waits for it, at most {@link ExecBound#DEFAULT}. */
     public CommandResult exec(String... argv) {
         return ContainerExec.exec(container, image.tag, argv);
     }
 
-    /** Runs a /bin/sh script in the container and waits for it. */
+    /** Runs a /bin/sh script in the container and waits for it, at most {@link ExecBound#DEFAULT}. */
     public CommandResult sh(String script) {
         return ContainerExec.sh(container, image.tag, script);
+    }
+
+    /** Runs a /bin/sh script in the container and waits for it, at most {@code bound}. */
+    public CommandResult sh(ExecBound bound, String script) {
+        return ContainerExec.sh(container, image.tag, bound, script);
     }
 
     public byte[] readBytes(String path) {

@@ -51,6 +51,9 @@ class ZdtmIT {
     /** A criu dump or restore still running after this long hangs (a forced one takes ~1 s here). */
     static final int CRIU_TIMEOUT_S = 20;
 
+    /** A whole run-zdtm.sh run: its own `timeout 1800` ends it first, with zdtm's report; this one if even that hangs. */
+    private static final ExecBound RUN_BOUND = ExecBound.of(java.time.Duration.ofSeconds(1800 + 120));
+
     private static final String ZDTM = "/zdtm/criu-4.2.1/test";
     private static final String RUNNER = "/opt/run-zdtm.sh";
     private static final Pattern TAP =
@@ -148,7 +151,7 @@ class ZdtmIT {
         static Run in(CriuContainer criu, String mode, String flavour, String name) {
             String report = "/tmp/zdtm-report/" + name.replaceAll("\\W", "-");
             long start = System.nanoTime();
-            CommandResult r = criu.sh("PLUGIN_DIR=" + CriuContainer.PLUGIN_DIR + " ZDTM_PARALLEL=" + PARALLEL
+            CommandResult r = criu.sh(RUN_BOUND, "PLUGIN_DIR=" + CriuContainer.PLUGIN_DIR + " ZDTM_PARALLEL=" + PARALLEL
                     + " CRIU_TIMEOUT_S=" + CRIU_TIMEOUT_S + " timeout -k 10 1800 bash " + RUNNER + " " + mode + " "
                     + flavour + " " + report + " " + String.join(" ", TESTS) + " 2>&1");
             long seconds = (System.nanoTime() - start) / 1_000_000_000L;

@@ -3,12 +3,14 @@ package dev.criugpu.it.ship;
 import com.github.dockerjava.api.model.Capability;
 import dev.criugpu.it.CommandResult;
 import dev.criugpu.it.ContainerExec;
+import dev.criugpu.it.ExecBound;
 import org.testcontainers.containers.BindMode;
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.utility.DockerImageName;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -23,6 +25,14 @@ final class PodmanHost implements AutoCloseable {
     static final String IMAGE = "criu-java-gpu/podman:4.2.1";
     static final String DEB = "/opt/deb/criu-java-gpu.deb";
     static final String WORKLOADS = "/opt/workloads";
+
+    /**
+     * A podman command: a checkpoint or restore runs criu with our plugins (a JVM starts in it when they are forced)
+     * besides podman's own work; on timeout, the criu logs podman keeps with each container are shown.
+     */
+    static final ExecBound PODMAN = ExecBound.of(Duration.ofSeconds(300)).showingLogs(
+            "/var/lib/containers/storage/*-containers/*/userdata/dump.log",
+            "/var/lib/containers/storage/*-containers/*/userdata/restore.log");
 
     private final GenericContainer<?> container;
 
@@ -70,7 +80,7 @@ final class PodmanHost implements AutoCloseable {
     CommandResult podman(String... args) {
         List<String> argv = new ArrayList<>(List.of("podman"));
         argv.addAll(List.of(args));
-        return exec(argv.toArray(String[]::new));
+        return ContainerExec.exec(container, IMAGE, PODMAN, argv.toArray(String[]::new));
     }
 
     /** A container's field, e.g. {@code .State.Status}, as {@code podman inspect --format} prints it. */

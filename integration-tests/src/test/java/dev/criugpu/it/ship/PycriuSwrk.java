@@ -3,6 +3,7 @@ package dev.criugpu.it.ship;
 import dev.criugpu.it.CommandResult;
 import dev.criugpu.it.CriuContainer;
 import dev.criugpu.it.CriuRun;
+import dev.criugpu.it.ExecBound;
 
 /**
  * criu driven over its RPC interface the way container engines drive it: a python3 script in the container uses
@@ -81,7 +82,8 @@ final class PycriuSwrk {
     private CriuRun run(String action, String images, String extra) {
         String line = "mkdir -p " + images + " && env " + env + " python3 " + SCRIPT + " " + action + " " + images
                 + " " + libdir + " " + extra;
-        CommandResult result = container.sh(line);
-        return new CriuRun(result, container.readFileIfExists(images + "/" + action + ".log"));
+        String log = images + "/" + action + ".log";
+        CommandResult result = container.sh(ExecBound.DEFAULT.showingLogs(log), line);
+        return new CriuRun(result, container.readFileIfExists(log));
     }
 }
