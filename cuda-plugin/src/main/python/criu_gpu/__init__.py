@@ -154,6 +154,8 @@ class _Release:
         dist.destroy_process_group()
         try:
             torch.cuda.synchronize(self.device)
+            # what the driver checkpoints and criu dumps is what the rank holds: not the allocator's cached blocks
+            torch.cuda.empty_cache()
             self._wait_for_the_dump(t0)
         finally:
             # whatever happened above, the ranks agreed on this step: all of them make the group again

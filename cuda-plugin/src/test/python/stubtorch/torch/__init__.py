@@ -4,6 +4,8 @@ Tensors hold one int; the CUDA calls do nothing; torch.distributed (distributed/
 collectives really combine the ranks' values (through files), and its process group runs a thread named as
 PyTorch's NCCL watchdog while it lives, as the plugin looks for.
 """
+import os
+
 int32 = "int32"
 
 
@@ -46,3 +48,7 @@ class cuda:
     @staticmethod
     def synchronize(device=None):
         pass
+
+    @staticmethod
+    def empty_cache():
+        os.write(1, f"rank {os.environ.get('RANK')} cache emptied\n".encode())

@@ -137,6 +137,7 @@ class CriuGpuPackageTest {
         assertEquals(ranks.stream().sorted().toList(), release.pids().stream().sorted().toList(), out(log));
         String released = out(log);
         assertEquals(2, released.split("NCCL communicators released for a checkpoint", -1).length - 1, released);
+        assertEquals(2, count(log, "^rank \\d cache emptied$"), "PyTorch's cached blocks are handed back before the dump:\n" + released);
         int at0 = lastStep(released, 0);
         int at1 = lastStep(released, 1);
         assertTrue(Math.abs(at0 - at1) <= 1, "the ranks released at steps " + at0 + " and " + at1 + ": not together");
