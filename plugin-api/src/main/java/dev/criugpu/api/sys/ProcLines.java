@@ -35,16 +35,18 @@ public final class ProcLines {
         boolean open = false; // bytes of a line not yet given
         try (InputStream in = Files.newInputStream(file)) {
             for (int n; (n = in.read(chunk)) > 0; ) {
-                for (int i = 0; i < n; i++) {
-                    byte b = chunk[i];
-                    if (b == '\n') {
-                        sink.accept(new String(line, 0, len, StandardCharsets.UTF_8));
-                        len = 0;
-                        open = false;
-                    } else {
-                        if (len < limit) line[len++] = b;
-                        open = true;
-                    }
+                for (int from = 0; from < n; ) {
+                    int end = from;
+                    while (end < n && chunk[end] != '\n') end++;
+                    int take = Math.min(end - from, limit - len);
+                    System.arraycopy(chunk, from, line, len, take);
+                    len += take;
+                    open |= end > from;
+                    if (end == n) break;
+                    sink.accept(new String(line, 0, len, StandardCharsets.UTF_8));
+                    len = 0;
+                    open = false;
+                    from = end + 1;
                 }
             }
         }

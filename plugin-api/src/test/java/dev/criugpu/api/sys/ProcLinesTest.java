@@ -27,6 +27,14 @@ class ProcLinesTest {
     }
 
     @Test
+    void linesOfEveryLengthAcrossManyReadsComeOutAsWritten(@TempDir Path dir) throws Exception {
+        StringBuilder text = new StringBuilder();
+        for (int i = 0; text.length() < 1 << 20; i++) text.append("l".repeat(i % 700)).append(i).append('\n');
+        Path f = Files.writeString(dir.resolve("maps"), text);
+        assertEquals(Files.readAllLines(f), lines(f, ProcLines.MAPS_LINE_LIMIT));
+    }
+
+    @Test
     void aLineOverTheBoundIsCutAndTheNextOneIsWhole(@TempDir Path dir) throws Exception {
         Path f = Files.writeString(dir.resolve("maps"), "7f00-7f01 r--p " + "y".repeat(1 << 20) + "\nnext line\n");
         List<String> got = lines(f, 100);
