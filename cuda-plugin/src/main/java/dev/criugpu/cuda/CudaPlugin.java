@@ -76,7 +76,7 @@ public final class CudaPlugin implements CriuPlugin {
         if (stage == Stage.DUMP) GpuMemory.warmUp();
         if (stage == Stage.DUMP && config.guard()) {
             phase = new CudaPhase.Prepared(Optional.of(AgentStart.launch(config, pluginDir,
-                    CriuCommandLine.ofSelfOrDefault().lockBudgetMs())), Optional.empty());
+                    CriuCommandLine.ofSelf().lockBudgetMs())), Optional.empty());
         } else if (stage == Stage.RESTORE) {
             phase = new CudaPhase.Prepared(Optional.empty(), Optional.of(RestoreProbes.start(config, imagesDir)));
         }

@@ -75,16 +75,13 @@ final class DumpStart {
     }
 
     private static CriuCommandLine commandLine() {
-        try {
-            CriuCommandLine c = CriuCommandLine.ofSelf();
-            if (c.rpc()) {
-                log.info("criu runs as an RPC worker: its --timeout/-R are unknown here; lock timeout {} s, and the "
-                        + "CUDA agent returns the tasks if criu leaves them alive", CriuCommandLine.DEFAULT_TIMEOUT_SECONDS);
-            }
-            return c;
-        } catch (IllegalArgumentException e) {
-            log.warn("{}; using criu's default of {} s", e.getMessage(), CriuCommandLine.DEFAULT_TIMEOUT_SECONDS);
-            return CriuCommandLine.UNKNOWN;
+        CriuCommandLine c = CriuCommandLine.ofSelf();
+        if (c.rpc()) {
+            log.info("criu runs as an RPC worker: its --timeout/-R are unknown here; lock timeout {} s, and the "
+                    + "CUDA agent returns the tasks if criu leaves them alive", CriuCommandLine.DEFAULT_TIMEOUT_SECONDS);
         }
+        c.doubt().ifPresent(why -> log.warn("{}: the tree is taken to outlive the dump, so its CUDA tasks are returned "
+                + "before criu exits", why));
+        return c;
     }
 }

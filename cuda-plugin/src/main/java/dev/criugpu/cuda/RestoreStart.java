@@ -40,7 +40,7 @@ final class RestoreStart {
     static void check(CriuServices services, PluginConfig config, CudaBackend backend, Optional<RestoreProbes> probes) {
         Path dir = imagesDir(services);
         opened(dir, services, config, backend, probes);
-        ListenPorts.free(dir, CriuCommandLine.ofSelfOrDefault());
+        ListenPorts.free(dir, CriuCommandLine.ofSelf());
     }
 
     /**
@@ -50,7 +50,7 @@ final class RestoreStart {
     static CudaPhase start(CriuServices services, PluginConfig config, CudaBackend backend, Optional<RestoreProbes> probes) {
         Path dir = imagesDir(services);
         Opened opened = opened(dir, services, config, backend, probes);
-        if (!services.afterRestoreProbe()) ListenPorts.free(dir, CriuCommandLine.ofSelfOrDefault());
+        if (!services.afterRestoreProbe()) ListenPorts.free(dir, CriuCommandLine.ofSelf());
         Optional<ChildPlan> childPlan = opened.images().inherited().map(entry -> {
             ChildPlan plan = new ChildPlan("cuda");
             InheritedPlan.addTo(plan, entry);

@@ -2,6 +2,7 @@ package dev.criugpu.cli.check;
 
 import dev.criugpu.cli.check.ProcFs.Mapping;
 import dev.criugpu.cli.check.ProcFs.Task;
+import dev.criugpu.cuda.job.NcclTransports;
 
 import java.util.Set;
 import java.util.TreeSet;
@@ -29,6 +30,17 @@ final class ProcPaths {
 
     static boolean inShm(String path) {
         return path.startsWith("/dev/shm/");
+    }
+
+    /**
+     * Whether some check reads the mappings of a file of this name; {@link ProcFs} keeps no others. NVIDIA devices:
+     * {@link NvidiaHolderCheck}; io_uring: {@link IoUringCheck}; the vDSO, libnccl, libtorch_cuda: {@link NcclCheck};
+     * deleted and /dev/shm files, memfd, SysV shm: {@link GhostFileCheck}, {@link SharedMemoryCheck}.
+     */
+    static boolean readByACheck(String path) {
+        return nvidiaDevice(path) || path.contains("io_uring") || path.equals("[vdso]")
+                || NcclTransports.ncclLibrary(path) || NcclTransports.torchLibrary(path) || path.endsWith(DELETED)
+                || inShm(path) || path.startsWith("/memfd:") || path.startsWith("/SYSV");
     }
 
     static boolean nvidiaDevice(String path) {

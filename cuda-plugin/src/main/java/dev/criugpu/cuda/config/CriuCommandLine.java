@@ -1,39 +1,36 @@
 package dev.criugpu.cuda.config;
 
+import dev.criugpu.api.sys.CriuArgv;
+import dev.criugpu.api.sys.CriuGetopt;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
-import java.util.Set;
 
 /**
- * The few criu options the plugin must know, read from criu's own argv ({@code /proc/self/cmdline}) because criu
- * does not export its options to plugins. Follows criu's getopt_long conventions: short options may be clustered
- * ({@code -vR}); {@code t D o r J W L M} take an argument (attached or next); long options may be written
- * {@code --name=value} or {@code --name value} and abbreviated to an unambiguous prefix of the names we track.
+ * The few criu options the plugin must know, read from criu's own argv ({@code /proc/self/cmdline}) and config files
+ * because criu does not export its options to plugins. They are read as criu reads them: each config file, then argv,
+ * through getopt_long with criu's option table ({@link CriuGetopt}), later values winning. Under RPC ({@code criu swrk},
+ * {@code criu service}) the options travel over a socket and are unknown here: {@link #rpc()} is true and the defaults
+ * apply.
  *
- * <p>criu's config files count as criu counts them ({@link #withConfigFiles}). Under RPC ({@code criu swrk},
- * {@code criu service}) the options travel over a socket and are unknown here: {@link #rpc()} is true and the
- * defaults apply.
+ * @param afterDump what the options say criu does with the tree after a successful dump
+ * @param doubt why the options may not be what criu read (an option criu does not know, a config file not read): set,
+ *              the tree is taken to survive the dump ({@link #treeSurvivesDump})
  */
-public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveStopped, OptionalInt timeoutSeconds,
-                              OptionalInt tree, Optional<Path> joinNetNs) {
+public record CriuCommandLine(boolean rpc, AfterDump afterDump, OptionalInt timeoutSeconds, OptionalInt tree,
+                              Optional<Path> joinNetNs, Optional<String> doubt) {
     /** criu's default for --timeout (seconds). */
     public static final int DEFAULT_TIMEOUT_SECONDS = 10;
 
-    private static final String SHORT_WITH_ARG = "tDorJWLM";
-    private static final List<String> TRACKED_LONG = List.of("leave-running", "leave-stopped", "timeout", "tree", "join-ns");
-    /** criu long options with a required argument, so their value is not mistaken for an option. */
-    private static final Set<String> LONG_WITH_ARG = Set.of("tree", "images-dir", "work-dir", "log-file", "timeout",
-            "root", "pidfile", "action-script", "ext-mount-map", "external", "inherit-fd", "cgroup-root",
-            "freeze-cgroup", "page-server", "address", "port", "lib", "config", "lsm-profile", "lsm-mount-context",
-            "cgroup-props", "cgroup-props-file", "cgroup-dump-controller", "manage-cgroups", "veth-pair",
-            "status-fd", "prev-images-dir", "ps-socket", "network-lock", "join-ns", "irmap-scan-path",
-            "cpu-cap", "empty-ns", "file-validation", "external-mount", "enable-fs", "cgroup-yard");
+    /** criu's opts.final_state: the tree killed (criu's default), left running ({@code -R}) or stopped ({@code -s}). */
+    public enum AfterDump { KILLED, RUNNING, STOPPED }
 
     /** The timeout criu uses (seconds): --timeout if given, else the default. 0 means criu's "no limit". */
     public int timeoutOrDefault() {
@@ -72,48 +69,77 @@ public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveSt
         return (int) Math.min(Integer.MAX_VALUE, Math.max(1, ms));
     }
 
-    /** Whether criu keeps the tree alive after a successful dump (-R or -s). */
+    /**
+     * Whether criu keeps the tree alive after a successful dump (-R or -s), or may: the plugin's exit then returns every
+     * task it touched inside criu, before criu lets the tree go, and fails criu's exit status when one cannot be
+     * returned (DumpEnding.RESTORE_NOW). That is the safe guess where criu's options are in doubt: should criu kill the
+     * tree instead, the return cost only its time, the images being complete. The other guess, for a tree that lives on,
+     * would leave it running with its CUDA tasks checkpointed until criu is gone and the agent, if there is one,
+     * returns them, criu's exit status saying nothing.
+     */
     public boolean treeSurvivesDump() {
-        return leaveRunning || leaveStopped;
+        return doubt.isPresent() || afterDump != AfterDump.KILLED;
     }
 
-    /** No option known: criu's defaults. */
-    public static final CriuCommandLine UNKNOWN = new CriuCommandLine(false, false, false, OptionalInt.empty(),
-            OptionalInt.empty(), Optional.empty());
+    /** Nothing known of criu's options: its defaults, the tree taken to survive. */
+    public static final CriuCommandLine UNKNOWN = new CriuCommandLine(false, AfterDump.KILLED, OptionalInt.empty(),
+            OptionalInt.empty(), Optional.empty(), Optional.of("criu's command line could not be read"));
 
     /** criu's global config file (criu/Makefile: GLOBAL_CONFIG_DIR DEFAULT_CONFIG_FILENAME). */
     public static final Path GLOBAL_CONFIG = Path.of("/etc/criu/default.conf");
-    /** A config file larger than this is not read (criu reads it whole; the plugin only needs a few options). */
-    static final int CONFIG_LIMIT = 1 << 20;
 
     public static CriuCommandLine ofSelf() {
         try {
-            List<String> argv = dev.criugpu.api.sys.CriuArgv.withoutLoader(split(Files.readAllBytes(Path.of("/proc/self/cmdline"))));
-            CriuCommandLine own = parse(argv);
+            List<String> argv = CriuArgv.withoutLoader(split(Files.readAllBytes(Path.of("/proc/self/cmdline"))));
             // under RPC each request brings its options (and its config file) over the socket
-            return own.rpc() ? own : parse(withConfigFiles(argv, System.getenv(), GLOBAL_CONFIG));
+            return CriuArgv.rpcWorker(argv) ? parse(argv) : parse(argv, System.getenv(), GLOBAL_CONFIG);
         } catch (IOException e) {
             return UNKNOWN;
         }
     }
 
     /**
-     * argv as criu's getopt sees it: the options of its config files first, in criu's order (config.c next_config:
-     * the global file and $HOME/.criu/default.conf unless argv has --no-default-config or --config, then
-     * $CRIU_CONFIG_FILE, then --config FILE), then argv itself, whose options come last and so win. A file that is
-     * missing or unreadable is skipped, as criu skips it.
+     * criu's options from its config files and {@code argv}, in criu's order (config.c next_config): the global file
+     * and $HOME/.criu/default.conf unless argv has --no-default-config or --config, then $CRIU_CONFIG_FILE, then
+     * --config FILE, then argv, each read on its own. A file that does not exist is skipped, as criu skips it.
      */
-    public static List<String> withConfigFiles(List<String> argv, java.util.Map<String, String> env, Path globalConfig) {
+    public static CriuCommandLine parse(List<String> argv, Map<String, String> env, Path globalConfig) {
+        Reading r = new Reading();
+        for (Path f : configFiles(argv, env, globalConfig)) {
+            Optional<List<String>> words = CriuConfigFile.words(f);
+            if (words.isPresent()) {
+                r.read(words.get());
+            } else {
+                r.doubt("criu's config file " + f + " could not be read as criu reads it");
+            }
+        }
+        // glibc's getopt stops at the first operand then, so criu dump -R would not see -R
+        if (env.containsKey("POSIXLY_CORRECT")) r.doubt("POSIXLY_CORRECT is set");
+        return r.lastArgv(argv);
+    }
+
+    /** {@code argv} alone (argv[0] included), without config files. */
+    public static CriuCommandLine parse(List<String> argv) {
+        return new Reading().lastArgv(argv);
+    }
+
+    /**
+     * The config files criu reads for {@code argv}, in its order. criu looks for --config and --no-default-config in
+     * every word of argv before parsing it (pre_parse: exactly "--config" and its next word, or a word containing
+     * "--config=", from its tenth character), so an abbreviation such as --conf names no file.
+     */
+    static List<Path> configFiles(List<String> argv, Map<String, String> env, Path globalConfig) {
         boolean noDefaults = false;
-        String cfgFile = null;
+        String given = null;
         for (int i = 0; i < argv.size(); i++) {
             String a = argv.get(i);
-            if (a.equals("--no-default-config")) noDefaults = true;
-            if (a.equals("--config") && i + 1 < argv.size()) {
-                cfgFile = argv.get(i + 1);
+            if (a.equals("--no-default-config")) {
                 noDefaults = true;
-            } else if (a.startsWith("--config=")) {
-                cfgFile = a.substring("--config=".length());
+            } else if (a.equals("--config")) {
+                given = i + 1 < argv.size() ? argv.get(i + 1) : null;
+                noDefaults = true;
+            } else if (a.contains("--config=")) {
+                given = a.substring("--config=".length());
                 noDefaults = true;
             }
         }
@@ -124,65 +150,41 @@ public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveSt
             if (home != null) files.add(Path.of(home, ".criu", "default.conf"));
         }
         if (env.get("CRIU_CONFIG_FILE") != null) files.add(Path.of(env.get("CRIU_CONFIG_FILE")));
-        if (cfgFile != null) files.add(Path.of(cfgFile));
-        List<String> out = new ArrayList<>();
-        out.add(argv.isEmpty() ? "criu" : argv.getFirst());
-        for (Path f : files) out.addAll(configOptions(f));
-        if (argv.size() > 1) out.addAll(argv.subList(1, argv.size()));
-        return out;
+        if (given != null) files.add(Path.of(given));
+        return files;
     }
 
-    /**
-     * The options of one criu config file as argv words: each line {@code name [value]} becomes {@code --name} and
-     * its value (a {@code "quoted"} value may hold spaces); {@code #} starts a comment.
-     */
-    static List<String> configOptions(Path file) {
-        List<String> words = new ArrayList<>();
-        byte[] bytes;
-        try {
-            if (!Files.isRegularFile(file) || Files.size(file) > CONFIG_LIMIT) return words;
-            bytes = Files.readAllBytes(file);
-        } catch (IOException | SecurityException e) {
-            return words;
+    /** What the options read so far set, each source's words read on their own as criu's getopt_long reads them. */
+    private static final class Reading {
+        AfterDump afterDump = AfterDump.KILLED;
+        OptionalInt timeout = OptionalInt.empty();
+        OptionalInt tree = OptionalInt.empty();
+        Optional<Path> joinNetNs = Optional.empty();
+        Optional<String> doubt = Optional.empty();
+
+        void doubt(String why) {
+            if (doubt.isEmpty()) doubt = Optional.of(why);
         }
-        for (String raw : new String(bytes, StandardCharsets.UTF_8).split("\n")) {
-            String line = raw.strip();
-            if (line.isEmpty() || line.startsWith("#")) continue;
-            int sp = indexOfBlank(line);
-            if (sp < 0) {
-                words.add("--" + line);
-                continue;
-            }
-            words.add("--" + line.substring(0, sp));
-            String rest = line.substring(sp).strip();
-            if (rest.isEmpty() || rest.startsWith("#")) continue;
-            if (rest.startsWith("\"")) {
-                int end = rest.indexOf('"', 1);
-                while (end > 0 && rest.charAt(end - 1) == '\\') end = rest.indexOf('"', end + 1);
-                words.add((end < 0 ? rest.substring(1) : rest.substring(1, end)).replace("\\\"", "\""));
-            } else {
-                int end = indexOfBlank(rest);
-                String value = end < 0 ? rest : rest.substring(0, end);
-                int hash = value.indexOf('#');
-                words.add(hash >= 0 ? value.substring(0, hash) : value);
+
+        void read(List<String> words) {
+            CriuGetopt.Reading r = CriuGetopt.read(words);
+            r.refused().ifPresent(w -> doubt("criu's option " + w + " is not one criu 4.2 takes as written"));
+            for (CriuGetopt.Option o : r.options()) {
+                switch (o.name()) {
+                    case "leave-running" -> afterDump = AfterDump.RUNNING;
+                    case "leave-stopped" -> afterDump = AfterDump.STOPPED;
+                    case "timeout" -> timeout = OptionalInt.of(seconds(o.value()));
+                    case "tree" -> tree = pid(o.value());
+                    case "join-ns" -> netNamespace(o.value()).ifPresent(ns -> joinNetNs = Optional.of(ns));
+                    default -> { }
+                }
             }
         }
-        return words;
-    }
 
-    private static int indexOfBlank(String s) {
-        for (int i = 0; i < s.length(); i++) {
-            if (s.charAt(i) == ' ' || s.charAt(i) == '\t') return i;
-        }
-        return -1;
-    }
-
-    /** {@link #ofSelf}, or criu's defaults where its argv does not parse (init says why). */
-    public static CriuCommandLine ofSelfOrDefault() {
-        try {
-            return ofSelf();
-        } catch (IllegalArgumentException e) {
-            return UNKNOWN;
+        /** Reads criu's argv (argv[0] included), the last source, and gives what all of them set. */
+        CriuCommandLine lastArgv(List<String> argv) {
+            read(argv.subList(Math.min(1, argv.size()), argv.size()));
+            return new CriuCommandLine(CriuArgv.rpcWorker(argv), afterDump, timeout, tree, joinNetNs, doubt);
         }
     }
 
@@ -201,72 +203,6 @@ public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveSt
     }
 
     /**
-     * Parses criu's argv (argv[0] included).
-     *
-     * @throws IllegalArgumentException for a --timeout that is not a non-negative number, naming it
-     */
-    public static CriuCommandLine parse(List<String> argv) {
-        boolean leaveRunning = false;
-        boolean leaveStopped = false;
-        OptionalInt timeout = OptionalInt.empty();
-        OptionalInt tree = OptionalInt.empty();
-        Optional<Path> joinNetNs = Optional.empty();
-        String command = null;
-        for (int i = 1; i < argv.size(); i++) {
-            String a = argv.get(i);
-            if (a.equals("--")) break;
-            if (a.startsWith("--")) {
-                String name = a.substring(2);
-                String value = null;
-                int eq = name.indexOf('=');
-                if (eq >= 0) {
-                    value = name.substring(eq + 1);
-                    name = name.substring(0, eq);
-                }
-                String tracked = expand(name);
-                boolean takesArg = LONG_WITH_ARG.contains(tracked == null ? name : tracked);
-                if (takesArg && value == null && i + 1 < argv.size()) value = argv.get(++i);
-                if (tracked == null) continue;
-                switch (tracked) {
-                    case "leave-running" -> leaveRunning = true;
-                    case "leave-stopped" -> leaveStopped = true;
-                    case "timeout" -> timeout = OptionalInt.of(seconds(value));
-                    case "tree" -> tree = pid(value);
-                    case "join-ns" -> {
-                        if (netNamespace(value).isPresent()) joinNetNs = netNamespace(value);
-                    }
-                    default -> { }
-                }
-            } else if (a.startsWith("-") && a.length() > 1) {
-                for (int c = 1; c < a.length(); c++) {
-                    char o = a.charAt(c);
-                    if (o == 'v' || o == 'x') break; // optional argument, attached: the rest of the cluster
-                    if (SHORT_WITH_ARG.indexOf(o) >= 0) {
-                        String value = c + 1 < a.length() ? a.substring(c + 1) : i + 1 < argv.size() ? argv.get(i + 1) : null;
-                        if (c + 1 == a.length()) i++; // the argument is the next word
-                        if (o == 't') tree = pid(value);
-                        if (o == 'J' && netNamespace(value).isPresent()) joinNetNs = netNamespace(value);
-                        break;
-                    }
-                    if (o == 'R') leaveRunning = true;
-                    if (o == 's') leaveStopped = true;
-                }
-            } else if (command == null) {
-                command = a;
-            }
-        }
-        boolean rpc = "swrk".equals(command) || "service".equals(command) || dev.criugpu.api.sys.CriuArgv.rpcWorker(argv);
-        return new CriuCommandLine(rpc, leaveRunning, leaveStopped, timeout, tree, joinNetNs);
-    }
-
-    /** The tracked long option {@code name} stands for (exact or unambiguous prefix), or null. */
-    private static String expand(String name) {
-        if (TRACKED_LONG.contains(name)) return name;
-        List<String> hits = TRACKED_LONG.stream().filter(t -> t.startsWith(name)).toList();
-        return hits.size() == 1 && name.length() >= 3 ? hits.getFirst() : null;
-    }
-
-    /**
      * The network namespace of a {@code --join-ns NS:{PID|FILE}[,OPTIONS]} value whose NS is "net": /proc/PID/ns/net
      * or the file; empty for other namespaces and for values criu itself refuses.
      */
@@ -281,24 +217,32 @@ public record CriuCommandLine(boolean rpc, boolean leaveRunning, boolean leaveSt
         return pid.isPresent() ? Optional.of(Path.of("/proc", Integer.toString(pid.getAsInt()), "ns", "net")) : Optional.empty();
     }
 
-    /** The pid of -t/--tree; empty where it is not a positive number (criu itself then refuses the command). */
+    /** The pid of -t/--tree; empty where criu's atoi gives no positive number (criu itself then refuses the command). */
     private static OptionalInt pid(String value) {
-        try {
-            int pid = Integer.parseInt(value == null ? "" : value.trim());
-            return pid > 0 ? OptionalInt.of(pid) : OptionalInt.empty();
-        } catch (NumberFormatException e) {
-            return OptionalInt.empty();
-        }
+        long pid = atoi(value);
+        return pid > 0 && pid <= Integer.MAX_VALUE ? OptionalInt.of((int) pid) : OptionalInt.empty();
     }
 
+    /**
+     * --timeout as criu takes it: atoi into an unsigned int, so a word that is no number is 0 (no alarm) and a
+     * negative one wraps to a time beyond any lock (here {@link Integer#MAX_VALUE}).
+     */
     private static int seconds(String value) {
-        if (value == null) throw new IllegalArgumentException("criu --timeout has no value");
-        try {
-            int s = Integer.parseInt(value.trim());
-            if (s < 0) throw new NumberFormatException();
-            return s;
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("criu --timeout '" + value + "' is not a number of seconds");
+        long s = atoi(value);
+        return s < 0 ? Integer.MAX_VALUE : (int) Math.min(s, Integer.MAX_VALUE);
+    }
+
+    /** C's atoi: blanks, a sign, then digits as far as they go; 0 where there are none (kept within a long). */
+    private static long atoi(String value) {
+        if (value == null) return 0;
+        int i = 0;
+        while (i < value.length() && Character.isWhitespace(value.charAt(i))) i++;
+        boolean negative = i < value.length() && value.charAt(i) == '-';
+        if (i < value.length() && (value.charAt(i) == '-' || value.charAt(i) == '+')) i++;
+        long n = 0;
+        for (; i < value.length() && value.charAt(i) >= '0' && value.charAt(i) <= '9' && n < (1L << 40); i++) {
+            n = n * 10 + (value.charAt(i) - '0');
         }
+        return negative ? -n : n;
     }
 }

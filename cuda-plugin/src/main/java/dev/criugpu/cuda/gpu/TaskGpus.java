@@ -1,6 +1,7 @@
 package dev.criugpu.cuda.gpu;
 
 import dev.criugpu.api.sys.ProcEntries;
+import dev.criugpu.api.sys.ProcLines;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -67,15 +68,20 @@ public final class TaskGpus {
 
     /** The GPUs of {@code pid}: its mappings of GPU device files, looked up in {@code present} (unknown minors are skipped). */
     public static List<GpuInfo> of(int pid, List<GpuInfo> present) throws IOException {
-        Path dir = Path.of("/proc/" + pid);
+        return of(Path.of("/proc"), pid, present);
+    }
+
+    /** {@link #of(int, List)} from {@code proc} (normally /proc). */
+    static List<GpuInfo> of(Path proc, int pid, List<GpuInfo> present) throws IOException {
+        Path dir = proc.resolve(Integer.toString(pid));
         TreeSet<Integer> minors = new TreeSet<>();
-        try (Stream<String> lines = Files.lines(dir.resolve("maps"))) {
-            for (String line : lines.filter(l -> l.contains("/dev/nvidia")).toList()) {
-                int sp = line.indexOf(' ');
-                if (sp <= 0) continue;
+        // a line at a time, keeping only minors: the task's owner decides how long maps is, criu's JVM has 64 MiB
+        ProcLines.forEach(dir.resolve("maps"), ProcLines.MAPS_LINE_LIMIT, line -> {
+            int sp = line.indexOf(' ');
+            if (sp > 0 && line.contains("/dev/nvidia")) {
                 gpuMinor(dir.resolve("map_files/" + line.substring(0, sp)), line).ifPresent(minors::add);
             }
-        }
+        });
         Map<Integer, GpuInfo> byMinor = new java.util.HashMap<>();
         for (GpuInfo g : present) byMinor.put(g.minor(), g);
         return minors.stream().filter(byMinor::containsKey).map(byMinor::get).toList();

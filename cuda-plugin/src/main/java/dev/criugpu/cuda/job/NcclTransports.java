@@ -1,6 +1,7 @@
 package dev.criugpu.cuda.job;
 
 import dev.criugpu.api.sys.ProcEntries;
+import dev.criugpu.api.sys.ProcLines;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -68,9 +69,9 @@ public final class NcclTransports {
         /** From {@code proc} (normally /proc); a process that is gone or unreadable reads as one without NCCL. */
         public static Rank read(Path proc, int pid) {
             Path dir = proc.resolve(Integer.toString(pid));
-            List<String> libraries = mappedPaths(dir.resolve("maps"));
-            return new Rank(pid, environ(dir.resolve("environ")), libraries.stream().anyMatch(NcclTransports::ncclLibrary),
-                    libraries.stream().anyMatch(NcclTransports::torchLibrary), NcclTransports.threadNames(dir));
+            MappedLibraries libraries = MappedLibraries.read(dir.resolve("maps"));
+            return new Rank(pid, environ(dir.resolve("environ")), libraries.nccl, libraries.torch,
+                    NcclTransports.threadNames(dir));
         }
     }
 
@@ -146,11 +147,24 @@ public final class NcclTransports {
         return path.contains("/libtorch_cuda");
     }
 
-    private static List<String> mappedPaths(Path maps) {
-        try (Stream<String> lines = Files.lines(maps)) {
-            return lines.filter(l -> l.indexOf('/') >= 0).map(l -> l.substring(l.indexOf('/'))).distinct().toList();
-        } catch (IOException | java.io.UncheckedIOException | SecurityException e) {
-            return List.of();
+    /** Whether a process maps libnccl and libtorch_cuda, from its maps read a line at a time (its owner sets the length). */
+    private static final class MappedLibraries {
+        boolean nccl;
+        boolean torch;
+
+        /** Neither when maps is gone or unreadable. */
+        static MappedLibraries read(Path maps) {
+            MappedLibraries found = new MappedLibraries();
+            try {
+                // ncclLibrary and torchLibrary look for part of a path, and no other field of a line holds a '/'
+                ProcLines.forEach(maps, ProcLines.MAPS_LINE_LIMIT, line -> {
+                    found.nccl |= ncclLibrary(line);
+                    found.torch |= torchLibrary(line);
+                });
+            } catch (IOException | SecurityException e) {
+                return new MappedLibraries();
+            }
+            return found;
         }
     }
 

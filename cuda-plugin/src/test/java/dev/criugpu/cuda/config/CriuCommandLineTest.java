@@ -5,6 +5,9 @@ import org.junit.jupiter.api.Test;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
+import static dev.criugpu.cuda.config.CriuCommandLine.AfterDump.KILLED;
+import static dev.criugpu.cuda.config.CriuCommandLine.AfterDump.RUNNING;
+import static dev.criugpu.cuda.config.CriuCommandLine.AfterDump.STOPPED;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -49,29 +52,29 @@ class CriuCommandLineTest {
         java.nio.file.Files.writeString(given, "timeout\t50\n");
         java.util.Map<String, String> vars = java.util.Map.of("HOME", home.toString());
 
-        CriuCommandLine c = CriuCommandLine.parse(CriuCommandLine.withConfigFiles(List.of("criu", "dump", "-t", "7"), vars, global));
-        assertTrue(c.leaveRunning(), "leave-running of the global file");
+        CriuCommandLine c = CriuCommandLine.parse(List.of("criu", "dump", "-t", "7"), vars, global);
+        assertEquals(RUNNING, c.afterDump(), "leave-running of the global file");
         assertEquals(30, c.timeoutOrDefault(), "the user's file after the global one");
         assertEquals(java.util.OptionalInt.of(7), c.tree());
 
-        c = CriuCommandLine.parse(CriuCommandLine.withConfigFiles(List.of("criu", "dump", "--timeout", "60"), vars, global));
+        c = CriuCommandLine.parse(List.of("criu", "dump", "--timeout", "60"), vars, global);
         assertEquals(60, c.timeoutOrDefault(), "the command line wins");
 
-        c = CriuCommandLine.parse(CriuCommandLine.withConfigFiles(List.of("criu", "dump"),
-                java.util.Map.of("HOME", home.toString(), "CRIU_CONFIG_FILE", env.toString()), global));
+        c = CriuCommandLine.parse(List.of("criu", "dump"),
+                java.util.Map.of("HOME", home.toString(), "CRIU_CONFIG_FILE", env.toString()), global);
         assertEquals(40, c.timeoutOrDefault(), "CRIU_CONFIG_FILE after both default files");
 
-        c = CriuCommandLine.parse(CriuCommandLine.withConfigFiles(List.of("criu", "dump", "--config", given.toString()), vars, global));
-        assertFalse(c.leaveRunning(), "--config leaves the default files out");
+        c = CriuCommandLine.parse(List.of("criu", "dump", "--config", given.toString()), vars, global);
+        assertEquals(KILLED, c.afterDump(), "--config leaves the default files out");
         assertEquals(50, c.timeoutOrDefault());
 
-        c = CriuCommandLine.parse(CriuCommandLine.withConfigFiles(List.of("criu", "dump", "--no-default-config"), vars, global));
-        assertFalse(c.leaveRunning());
+        c = CriuCommandLine.parse(List.of("criu", "dump", "--no-default-config"), vars, global);
+        assertEquals(KILLED, c.afterDump());
         assertEquals(10, c.timeoutOrDefault());
 
-        c = CriuCommandLine.parse(CriuCommandLine.withConfigFiles(List.of("criu", "dump"),
-                java.util.Map.of("HOME", dir.resolve("nowhere").toString()), dir.resolve("missing.conf")));
-        assertFalse(c.leaveRunning(), "missing files are skipped, as criu skips them");
+        c = CriuCommandLine.parse(List.of("criu", "dump"),
+                java.util.Map.of("HOME", dir.resolve("nowhere").toString()), dir.resolve("missing.conf"));
+        assertFalse(c.treeSurvivesDump(), "missing files are skipped, as criu skips them");
     }
 
     @Test
@@ -96,30 +99,108 @@ class CriuCommandLineTest {
         assertEquals(5, p("criu", "dump", "--timeout=5").timeoutOrDefault());
         assertEquals(7, p("criu", "dump", "--time", "7").timeoutOrDefault());
         assertEquals(0, p("criu", "dump", "--timeout", "0").timeoutOrDefault());
-        var e = assertThrows(IllegalArgumentException.class, () -> p("criu", "dump", "--timeout", "soon"));
-        assertEquals("criu --timeout 'soon' is not a number of seconds", e.getMessage());
+        // criu's atoi into an unsigned int: no number is 0 (no alarm), a negative one past any lock
+        assertEquals(0, p("criu", "dump", "--timeout", "soon").timeoutOrDefault());
+        assertEquals(12, p("criu", "dump", "--timeout", "12s").timeoutOrDefault());
+        assertEquals(Integer.MAX_VALUE, p("criu", "dump", "--timeout", "-5").timeoutOrDefault());
     }
 
     @Test
     void leaveRunningAndStoppedInEveryForm() {
-        assertTrue(p("criu", "dump", "-R", "-t", "1").leaveRunning());
-        assertTrue(p("criu", "dump", "-Rv4").leaveRunning());
-        assertTrue(p("criu", "dump", "--leave-running").leaveRunning());
-        assertTrue(p("criu", "dump", "--leave-r").leaveRunning());
+        assertEquals(RUNNING, p("criu", "dump", "-R", "-t", "1").afterDump());
+        assertEquals(RUNNING, p("criu", "dump", "-Rv4").afterDump());
+        assertEquals(RUNNING, p("criu", "dump", "--leave-running").afterDump());
+        assertEquals(RUNNING, p("criu", "dump", "--leave-r").afterDump());
         assertTrue(p("criu", "dump", "-s").treeSurvivesDump());
-        assertTrue(p("criu", "dump", "--leave-stopped").leaveStopped());
+        assertEquals(STOPPED, p("criu", "dump", "--leave-stopped").afterDump());
+        assertEquals(STOPPED, p("criu", "dump", "-R", "-s").afterDump(), "the last one, as criu's final_state");
     }
 
     @Test
     void optionValuesAreNotOptions() {
         // -v's optional argument is attached: "-v4R" is verbosity "4R", not -R
-        assertFalse(p("criu", "dump", "-v4R").leaveRunning());
+        assertFalse(p("criu", "dump", "-v4R").treeSurvivesDump());
         // -t takes the next word; -D's attached value "R" is a directory
-        assertFalse(p("criu", "dump", "-DR", "-t", "1").leaveRunning());
-        assertFalse(p("criu", "dump", "--images-dir", "-R").leaveRunning());
-        assertFalse(p("criu", "dump", "-o", "-R").leaveRunning());
-        // the ambiguous prefix "--leave" is neither
-        assertFalse(p("criu", "dump", "--leave").treeSurvivesDump());
+        assertFalse(p("criu", "dump", "-DR", "-t", "1").treeSurvivesDump());
+        assertFalse(p("criu", "dump", "--images-dir", "-R").treeSurvivesDump());
+        assertFalse(p("criu", "dump", "-o", "-R").treeSurvivesDump());
+    }
+
+    /** criu declares these two optional_argument: getopt_long takes their value only after '='. */
+    @Test
+    void theWordAfterManageCgroupsOrCpuCapIsAnOptionOfItsOwn() {
+        for (List<String> argv : List.of(List.of("criu", "dump", "--manage-cgroups", "-R", "-t", "1"),
+                List.of("criu", "dump", "--cpu-cap", "-R", "-t", "1"),
+                List.of("criu", "dump", "--manage-cgroups=full", "-R", "-t", "1"),
+                List.of("criu", "dump", "--cpu-cap=fpu", "-R", "-t", "1"))) {
+            CriuCommandLine c = CriuCommandLine.parse(argv);
+            assertEquals(RUNNING, c.afterDump(), argv.toString());
+            assertEquals(java.util.Optional.empty(), c.doubt(), argv.toString());
+            assertEquals(java.util.OptionalInt.of(1), c.tree(), argv.toString());
+        }
+    }
+
+    /** Options that take a value take the next word, even one that looks like an option. */
+    @Test
+    void eachValueTakingOptionTakesTheWordAfterIt() {
+        for (String o : List.of("ghost-limit", "skip-mnt", "feature", "close", "libdir", "tls-cacert", "tls-cacrl",
+                "tls-cert", "tls-key", "images-dir", "log-file", "external", "network-lock", "config")) {
+            CriuCommandLine c = p("criu", "dump", "--" + o, "-R", "-t", "1");
+            assertEquals(KILLED, c.afterDump(), o);
+            assertFalse(c.treeSurvivesDump(), o);
+            assertEquals(java.util.OptionalInt.of(1), c.tree(), o);
+            assertEquals(RUNNING, p("criu", "dump", "--" + o, "--leave-stopped", "-R").afterDump(), o);
+        }
+        assertFalse(p("criu", "dump", "--page-server", "-R").afterDump() == KILLED, "--page-server takes no value");
+    }
+
+    /** What criu would not take as written means its options are not known here: the tree is taken to survive. */
+    @Test
+    void anOptionCriuDoesNotTakeMakesTheTreeSurvive() {
+        for (String[] argv : List.of(new String[] {"criu", "dump", "--frobnicate", "x", "-t", "1"},
+                new String[] {"criu", "dump", "--leave", "-t", "1"}, new String[] {"criu", "dump", "-Z", "-t", "1"},
+                new String[] {"criu", "dump", "-t", "1", "--images-dir"})) {
+            CriuCommandLine c = p(argv);
+            assertTrue(c.doubt().isPresent(), List.of(argv).toString());
+            assertTrue(c.treeSurvivesDump(), List.of(argv).toString());
+        }
+        assertTrue(CriuCommandLine.UNKNOWN.treeSurvivesDump(), "criu's cmdline unreadable");
+    }
+
+    /** Each config file is read on its own, as criu runs getopt_long over each: one file's words end in it. */
+    @Test
+    void configFilesAreReadEachOnItsOwn(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path first = java.nio.file.Files.writeString(dir.resolve("first.conf"),
+                "tcp-established --\nlog-pid swrk\n");
+        java.nio.file.Path second = java.nio.file.Files.writeString(dir.resolve("second.conf"), "leave-running\n");
+        CriuCommandLine c = CriuCommandLine.parse(List.of("criu", "dump", "--config", second.toString(), "-t", "3"),
+                java.util.Map.of("CRIU_CONFIG_FILE", first.toString()), dir.resolve("none.conf"));
+        assertEquals(RUNNING, c.afterDump(), "the first file's \"--\" ends its own options only");
+        assertFalse(c.rpc(), "a word of a config file is not criu's command");
+        assertEquals(java.util.Optional.empty(), c.doubt());
+        assertEquals(java.util.OptionalInt.of(3), c.tree());
+    }
+
+    @Test
+    void aConfigFileWithLeaveRunningOnItsOwnLine(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path f = java.nio.file.Files.writeString(dir.resolve("c.conf"), "# ours\nleave-running\ntimeout 30\n");
+        CriuCommandLine c = CriuCommandLine.parse(List.of("criu", "dump", "-t", "3"),
+                java.util.Map.of("CRIU_CONFIG_FILE", f.toString()), dir.resolve("none.conf"));
+        assertEquals(RUNNING, c.afterDump());
+        assertEquals(30, c.timeoutOrDefault());
+    }
+
+    /** A config file that cannot be read as criu read it leaves criu's options in doubt. */
+    @Test
+    void aConfigFileNotReadMakesTheTreeSurvive(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path big = java.nio.file.Files.writeString(dir.resolve("big.conf"), "#".repeat(2 << 20));
+        java.nio.file.Path twoValues = java.nio.file.Files.writeString(dir.resolve("two.conf"), "tree 1 2\n");
+        for (java.nio.file.Path f : List.of(dir, big, twoValues)) {
+            CriuCommandLine c = CriuCommandLine.parse(List.of("criu", "dump", "-t", "3"),
+                    java.util.Map.of("CRIU_CONFIG_FILE", f.toString()), dir.resolve("none.conf"));
+            assertTrue(c.treeSurvivesDump(), f.toString());
+            assertTrue(c.doubt().orElseThrow().contains(f.toString()), c.doubt().toString());
+        }
     }
 
     @Test

@@ -47,11 +47,16 @@ public final class CriuArgv {
         return out;
     }
 
-    /** Whether {@code argv} (argv[0] included; see {@link #withoutLoader}) is that of criu serving RPC requests. */
+    /**
+     * Whether {@code argv} (argv[0] included; see {@link #withoutLoader}) is that of criu serving RPC requests: its
+     * command, the first word getopt_long leaves (criu -v4 swrk 3), is swrk or service, or its title says so.
+     */
     public static boolean rpcWorker(List<String> raw) {
         List<String> argv = withoutLoader(raw);
-        if (argv.size() > 1 && (argv.get(1).equals("swrk") || argv.get(1).equals("service"))) return true;
-        return !argv.isEmpty() && RPC_TITLE.matcher(argv.getFirst()).matches();
+        if (argv.isEmpty()) return false;
+        if (RPC_TITLE.matcher(argv.getFirst()).matches()) return true;
+        List<String> operands = CriuGetopt.read(argv.subList(1, argv.size())).operands();
+        return !operands.isEmpty() && (operands.getFirst().equals("swrk") || operands.getFirst().equals("service"));
     }
 
     /** {@link #rpcWorker} of this process; false where its cmdline cannot be read. */

@@ -22,6 +22,14 @@ class CriuArgvTest {
     }
 
     @Test
+    void theCommandIsTheFirstWordThatIsNoOptionNorAValue() {
+        assertTrue(CriuArgv.rpcWorker(List.of("criu", "-v4", "swrk", "3")));
+        assertTrue(CriuArgv.rpcWorker(List.of("criu", "--log-file", "/tmp/x.log", "service")));
+        assertFalse(CriuArgv.rpcWorker(List.of("criu", "--log-file", "swrk", "dump", "-t", "1")), "swrk names the log");
+        assertFalse(CriuArgv.rpcWorker(List.of("criu", "dump", "swrk")), "dump is the command");
+    }
+
+    @Test
     void theDynamicLoadersWordsAreTakenOff() {
         List<String> viaLoader = List.of("/opt/criu/ld-linux-x86-64.so.2", "--library-path", "/opt/criu/lib", "--argv0",
                 "criu", "/opt/criu/criu.bin", "swrk", "3");
