@@ -4,8 +4,9 @@
 #   integration-tests/test-all.sh [MAVEN ARGUMENTS]
 # As root it first installs what is missing: a JDK 22+ unless one is found (integration-tests/find-jdk.sh), else
 # openjdk-25-jdk-headless (on a Debian suite without it, such as bookworm, from trixie through a private source
-# pinned so that nothing else comes from there unasked), Docker, debootstrap, gcc, make, Maven, the headers the
-# layout tests read, and the build dependencies of upstream criu (integration-tests/upstream/build-upstream.sh).
+# pinned so that nothing else comes from there unasked), Docker, debootstrap, gcc, make, Maven, python3-venv, the
+# headers the layout tests read, and the build dependencies of upstream criu
+# (integration-tests/upstream/build-upstream.sh).
 # It starts dockerd if no daemon answers (left running) and builds the local criu images (criu 4.2.1 and 4.1.1,
 # podman, zdtm: CRIU's own test suite, which ZdtmIT runs with and without our plugins, and criu 4.3 from Debian
 # experimental, with and without zdtm). Then it runs `mvn -B install` with CI set, so that an unusable Docker fails
@@ -29,12 +30,15 @@ die() { echo "test-all: ERROR: $*" >&2; exit 1; }
 root() { [[ $(id -u) == 0 ]]; }
 
 # What the build and the tests need, as "how-to-check what package": cmd = a command on PATH, file = a path,
-# pkg = an installed Debian package (python modules, headers whose path varies).
+# pkg = an installed Debian package (python modules, headers whose path varies), py = a module python3 imports.
 REQUIREMENTS=(
     "cmd mvn maven"
     "cmd gcc gcc"
     "cmd make make"
     "cmd nm binutils"
+    # the criu_gpu wheel's build (cuda-plugin/build-wheel.py) and its test in a fresh venv (CriuGpuWheelTest)
+    "cmd python3 python3"
+    "py ensurepip python3-venv"
     "cmd docker docker.io"
     "cmd debootstrap debootstrap"
     "file /usr/share/keyrings/debian-archive-keyring.gpg debian-archive-keyring"
@@ -67,6 +71,7 @@ present() {
         cmd) command -v "$2" >/dev/null 2>&1 ;;
         file) [[ -e "$2" ]] ;;
         pkg) [[ "$(dpkg-query -W -f='${Status}' "$2" 2>/dev/null)" == "install ok installed" ]] ;;
+        py) python3 -c "import $2" >/dev/null 2>&1 ;;
     esac
 }
 

@@ -22,6 +22,12 @@ share a channel whatever pids they see, and nothing is left behind: the memfd en
 descriptor, pass it to another process, or make a memfd named "criu_gpu" of your own. Only the default process group
 is released and made again: a job that made groups of its own (dist.new_group) must not use this. Logs go to stderr,
 one line each; an error of the channel turns the release off for that rank and never stops the job.
+
+`__version__` is the plugin version this package is for (PEP 440's spelling; `PLUGIN_VERSION` is Maven's, as in
+the plugin dir's java/VERSION); both are None in the source tree, where the build has not written _version.py. At
+import the package compares PLUGIN_VERSION with the java/VERSION of the plugin dir it goes with (CRIU_GPU_PLUGIN_DIR
+if set, else the plugin dir this copy lies in, else criu's default /usr/lib/criu) and says so in one line on stderr
+only where they differ; where that file is absent (a rank in a container) it says nothing.
 """
 import fcntl
 import os
@@ -40,6 +46,41 @@ _SEALS = getattr(fcntl, "F_SEAL_SEAL", 1) | getattr(fcntl, "F_SEAL_SHRINK", 2) |
 
 def _say(line):
     os.write(2, (f"criu_gpu[{os.getpid()}]: {line}\n").encode())
+
+
+try:
+    from ._version import __version__, PLUGIN_VERSION
+except ImportError:   # the source tree: only the build writes _version.py
+    __version__ = PLUGIN_VERSION = None
+
+
+def _plugin_version_file():
+    """The java/VERSION of the plugin dir this package goes with (see the module's doc); it need not exist."""
+    plugin_dir = os.environ.get("CRIU_GPU_PLUGIN_DIR")
+    if not plugin_dir:
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # PLUGIN_DIR/python for its own copy
+        own = os.path.dirname(here)
+        own_file = os.path.join(own, "java", "VERSION")
+        plugin_dir = own if os.path.basename(here) == "python" and os.path.isfile(own_file) else "/usr/lib/criu"
+    return os.path.join(plugin_dir, "java", "VERSION")
+
+
+def _check_plugin_version():
+    if PLUGIN_VERSION is None:
+        return
+    path = _plugin_version_file()
+    try:
+        with open(path) as f:
+            installed = f.read().strip()
+    except OSError:
+        return   # no plugin here to compare with
+    if installed != PLUGIN_VERSION:
+        python_dir = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(path))), "python")
+        _say(f"this criu_gpu {PLUGIN_VERSION} is not for the plugin {installed} ({path}): install the plugin's "
+             f"(pip install {python_dir}/criu_gpu-*.whl) or put {python_dir} on PYTHONPATH")
+
+
+_check_plugin_version()
 
 
 class _Channel:

@@ -59,9 +59,12 @@ class DebPackageIT {
         List<String> whileInstalled = listFiles(criu);
         for (String f : List.of("/usr/lib/criu/cuda_plugin.so", "/usr/lib/criu/amdgpu_plugin.so", "/usr/lib/criu/java",
                 "/usr/bin/criu-gpu", JAVA_DIR + "/criu-gpu.cfg", JAVA_DIR + "/criu-gpu.aot",
-                "/usr/lib/criu-java-gpu/python/criu_gpu/__init__.py")) {
+                "/usr/lib/criu-java-gpu/python/criu_gpu/__init__.py", "/usr/lib/criu-java-gpu/python/criu_gpu/_version.py",
+                JAVA_DIR + "/VERSION")) {
             assertTrue(whileInstalled.contains(f), f + " is not installed");
         }
+        assertTrue(whileInstalled.stream().anyMatch(f -> f.matches("/usr/lib/criu-java-gpu/python/criu_gpu-[^/]+-py3-none-any\\.whl")),
+                "the criu_gpu wheel is not installed");
 
         plainCriuLoadsThePluginsDisabled(criu);
         forcedCriuStartsTheInstalledJvm(criu);
