@@ -12,7 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The policy for a device restore that fails after criu forked (README, "How a criu command goes"): criu 4.2.1
+ * The policy for a device restore that fails after criu forked (docs/how-it-works.md): criu 4.2.1
  * ignores RESUME_DEVICES_LATE's result, so the plugin kills the task it could not restore. Proven here with real criu:
  * that kill makes criu fail the whole restore — it cannot detach the dead task, kills the rest of the tree and exits
  * non-zero — so a caller sees a failed command and no process of the tree runs. The device failure itself is the

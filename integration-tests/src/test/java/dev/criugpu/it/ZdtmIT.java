@@ -41,7 +41,7 @@ class ZdtmIT {
             "sigpending", "futex-rl", "pthread00", "timers", "posix_timers", "file_locks00",
             "session00", "maps00", "maps01", "shm", "vdso01", "fpu00", "env00", "zombie00", "rlimits00", "caps00",
             "chroot", "mntns_open", "ipc_namespace");
-    /** zdtm's flavours: h (criu's host namespaces), ns (the test in its own namespaces). uns works too, see README. */
+    /** zdtm's flavours: h (criu's host namespaces), ns (the test in its own namespaces). uns works too, see docs/testing.md. */
     static final List<String> FLAVOURS = List.of(
             System.getProperty("criugpu.zdtm.flavours", "h,ns").split(","));
     /** How many times the forced ns runs go over the whole list. */

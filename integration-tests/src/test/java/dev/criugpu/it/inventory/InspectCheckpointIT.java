@@ -33,7 +33,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Issue 3, {@code criu-gpu inspect} on a real checkpoint: the host's {@code native/target/criu-lib/bin/criu-gpu}
  * reads a copied-out criu 4.2.1 dump of a parent and child and reports the tree, the commands and the required
- * plugins exactly as crit decodes them; {@code --json} follows the schema of README.md ("inspect").
+ * plugins exactly as crit decodes them; {@code --json} follows the schema of docs/criu-gpu-cli.md ("inspect").
  */
 @ExtendWith(DockerRequired.class)
 class InspectCheckpointIT {

@@ -6,7 +6,7 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The {@code criu-gpu inspect --json} schema 1 as README.md ("inspect") documents it: every required key is
+ * The {@code criu-gpu inspect --json} schema 1 as docs/criu-gpu-cli.md ("inspect") documents it: every required key is
  * there with its type. A failure names the JSON path.
  */
 final class InspectSchema {
