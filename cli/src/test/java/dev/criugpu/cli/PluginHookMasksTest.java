@@ -7,7 +7,6 @@ import org.junit.jupiter.api.Test;
 
 import java.util.List;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
@@ -20,8 +19,8 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 class PluginHookMasksTest {
     @Test
     void everyPluginServesWhatItRegisters() throws Exception {
-        List<CriuPlugin> plugins = Plugins.all();
-        assertEquals(List.of("amdgpu_plugin", "cuda_plugin"), plugins.stream().map(CriuPlugin::name).sorted().toList());
+        // by name: plugin-api's test jar (its test helpers) registers a recording plugin of its own on this class path
+        List<CriuPlugin> plugins = List.of(Plugins.named("amdgpu_plugin").orElseThrow(), Plugins.named("cuda_plugin").orElseThrow());
         for (CriuPlugin p : plugins) {
             for (Hook h : p.hooks()) {
                 assertNotEquals(Hook.Context.SHIM, h.context, p.name() + " lists the shim's own " + h);
