@@ -9,6 +9,7 @@ import dev.criugpu.cuda.gpu.GpuInfo;
 import dev.criugpu.cuda.image.CudaTaskImages;
 import dev.criugpu.cuda.inherited.InheritedDevices;
 import dev.criugpu.cuda.gpu.GpuMemory;
+import dev.criugpu.cuda.job.CudaIpcImports;
 import dev.criugpu.cuda.job.MultiGpuMemory;
 import dev.criugpu.cuda.job.NcclTransports;
 import dev.criugpu.cuda.state.CudaState;
@@ -149,6 +150,7 @@ final class DumpSession {
         List<CudaTask> found = tasks.findTree(root);
         if (ncclCheck && found.size() > 1) refuseUnreturnable(found);
         if (multiGpuCheck) refuseLargeMultiGpu(found);
+        refuseImporters(found);
         if (lockJob) {
             lock(found);
         } else {
@@ -175,6 +177,15 @@ final class DumpSession {
         throw new CriuException(Errno.EINVAL, lines.getFirst() + "; nothing was locked, every task runs on"
                 + (lines.size() > 1 ? " (and " + (lines.size() - 1) + " more, see above)" : "") + ". "
                 + MultiGpuMemory.SWITCH + " dumps it anyway where the process never enables peer access");
+    }
+
+    private static void refuseImporters(List<CudaTask> found) {
+        List<String> lines = CudaIpcImports.blockers(CudaIpcImports.of(Path.of("/proc"), found.stream().map(t -> t.pid).toList()),
+                nsPid -> found.stream().filter(t -> t.nsPid == nsPid).map(t -> t.pid).findFirst());
+        if (lines.isEmpty()) return;
+        lines.stream().skip(1).forEach(l -> log.error("{}", l));
+        throw new CriuException(Errno.EINVAL, lines.getFirst() + "; nothing was locked, every task runs on"
+                + (lines.size() > 1 ? " (and " + (lines.size() - 1) + " more, see above)" : ""));
     }
 
     /** One locker for one task or many; a task it may have left locked stays touched, so criu's exit retries it. */
