@@ -29,7 +29,7 @@
 
 static void helper_environment(char *path, size_t len, char *envp[3])
 {
-	const char *from = getenv("PATH");
+	const char *from = secure_getenv("PATH");
 	size_t at = (size_t)snprintf(path, len, "PATH="), start = at;
 
 	while (from && *from) {
