@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -18,11 +18,38 @@
 #define SYS_close_range 436 /* the same on every architecture */
 #endif
 
-extern char **environ;
+/*
+ * The helper's environment, named variables only (ChildEnvironment, the Java side's same list): anything else of
+ * criu's could change what the dynamic loader, glibc or the JVM load or do, as root (LD_LIBRARY_PATH, GLIBC_TUNABLES,
+ * GCONV_PATH, JAVA_TOOL_OPTIONS, ...). PATH keeps criu's absolute folders (the agent looks for cuda-checkpoint there
+ * and runs only one that passes the trust check), or is DEFAULT_PATH; the locale is fixed.
+ */
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define HELPER_LOCALE "LC_ALL=C.UTF-8"
 
-/* what would add options, classes or preloaded code to a helper that runs as root (HelperProcess.UNTRUSTED_ENVIRONMENT) */
-static const char *const untrusted_env[] = { "JAVA_TOOL_OPTIONS=", "_JAVA_OPTIONS=", "JDK_JAVA_OPTIONS=", "CLASSPATH=",
-					     "LD_PRELOAD=", "LD_AUDIT=" };
+static void helper_environment(char *path, size_t len, char *envp[3])
+{
+	const char *from = secure_getenv("PATH");
+	size_t at = (size_t)snprintf(path, len, "PATH="), start = at;
+
+	while (from && *from) {
+		size_t n = strcspn(from, ":");
+		if (from[0] == '/' && at + n + 2 <= len) { /* a folder too long to fit is left out */
+			if (at > start)
+				path[at++] = ':';
+			memcpy(path + at, from, n);
+			at += n;
+		}
+		from += n + (from[n] == ':');
+	}
+	if (at == start)
+		snprintf(path, len, "PATH=%s", DEFAULT_PATH);
+	else
+		path[at] = '\0';
+	envp[0] = path;
+	envp[1] = (char *)HELPER_LOCALE;
+	envp[2] = NULL;
+}
 
 static void close_all(int *fds, int n)
 {
@@ -54,22 +81,15 @@ static void exec_helper(char *const argv[], char *const envp[], int sock, int ou
 
 int criu_gpu_launch_helper(char *const argv[], char *out, size_t len)
 {
-	char *envp[512], said[1024];
-	int envc = 0, fds[6] = { -1, -1, -1, -1, -1, -1 }; /* socketpair, identity pipe, memfd, /dev/null */
+	char *envp[3], path[4096], said[1024];
+	int fds[6] = { -1, -1, -1, -1, -1, -1 }; /* socketpair, identity pipe, memfd, /dev/null */
 	int *sv = fds, *id = fds + 2, *output = fds + 4, *in = fds + 5;
 
 	if (!argv || !argv[0] || argv[0][0] != '/') {
 		snprintf(out, len, "the helper's command must start with an absolute path");
 		return -1;
 	}
-	for (char **e = environ; e && *e && envc < (int)(sizeof(envp) / sizeof(envp[0])) - 1; e++) {
-		bool keep = true;
-		for (size_t i = 0; i < sizeof(untrusted_env) / sizeof(untrusted_env[0]); i++)
-			keep &= strncmp(*e, untrusted_env[i], strlen(untrusted_env[i])) != 0;
-		if (keep)
-			envp[envc++] = *e;
-	}
-	envp[envc] = NULL;
+	helper_environment(path, sizeof(path), envp);
 	*output = memfd_create("criu-gpu-helper-output", MFD_CLOEXEC);
 	*in = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (*output < 0 || *in < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) || pipe2(id, O_CLOEXEC)) {

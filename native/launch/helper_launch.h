@@ -8,8 +8,8 @@
 #include <stddef.h>
 
 /*
- * Starts argv[0] (an absolute path) with argv and this process's environment less what would add options or classes
- * to a JVM behind our back. The helper gets one end of a new socketpair as fd 3, /dev/null as stdin, a new memfd as
+ * Starts argv[0] (an absolute path) with argv and an environment of named variables only: PATH's absolute folders
+ * and a fixed locale (ChildEnvironment). The helper gets one end of a new socketpair as fd 3, /dev/null as stdin, a new memfd as
  * stdout and stderr, and no other fd; it runs in a session of its own, ignores SIGINT and SIGQUIT, and is never this
  * process's child. On success writes "SOCKET_FD OUTPUT_FD PID STATLINE" into out (this process's end of the
  * socketpair, the memfd, the helper's pid and /proc stat line; both fds are the caller's) and returns 0; otherwise

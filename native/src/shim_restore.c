@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child_group.h"
 #include "gpu_plan.h"
 #include "shim.h"
 
@@ -90,6 +91,10 @@ static long probe_timeout_ms(void)
 	return (s > 0 && s <= 86400 ? s : 60) * 1000;
 }
 
+/* How long a killed probe may take to die: one asleep in a driver call, uninterruptibly, dies only when the call
+ * returns, and criu must not wait for that. */
+#define PROBE_REAP_MS 10000
+
 int probe_restore(void)
 {
 	struct timespec t;
@@ -103,6 +108,7 @@ int probe_restore(void)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != g.criu_pid) /* criu is already gone */
 			_exit(PROBE_NO_JVM);
+		setsid(); /* a process group of its own: a time-out kills whatever it started with it */
 		struct criu_gpu_services *criu_side = g.svc; /* the shared area: criu's process reads what is left here */
 		private_services = *g.svc;
 		private_services.flags |= CRIU_GPU_FLAG_RESTORE_CHECK;
@@ -116,18 +122,21 @@ int probe_restore(void)
 		_exit(rc == 0 ? 0 : rc == -ECANCELED ? PROBE_REFUSED : PROBE_NO_JVM);
 	}
 	long limit = probe_timeout_ms();
-	for (pid_t w; (w = waitpid(child, &status, WNOHANG)) != child;) {
-		if (w < 0 && errno != EINTR)
-			return shim_log(LOG_ERROR, "lost the restore probe (pid %d): %s", (int)child, strerror(errno)), -EIO;
-		struct timespec started = t; /* ms_since moves its argument on */
-		if (ms_since(&started) > limit) {
-			kill(child, SIGKILL);
-			while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-				;
-			return shim_log(LOG_ERROR, "the restore probe (pid %d) gave no verdict within %ld s "
-					"(CRIU_GPU_PROBE_TIMEOUT_S): killed it", (int)child, limit / 1000), -EIO;
-		}
-		nanosleep(&(struct timespec){ .tv_nsec = 2000000 }, NULL);
+	switch (await_child_group(child, limit, PROBE_REAP_MS, &status)) {
+	case CHILD_EXITED:
+		break;
+	case CHILD_KILLED:
+		return shim_log(LOG_ERROR, "the restore probe (pid %d) gave no verdict within %ld s "
+				"(CRIU_GPU_PROBE_TIMEOUT_S): killed it", (int)child, limit / 1000), -EIO;
+	case CHILD_INTERRUPTED:
+		return shim_log(LOG_ERROR, "criu received a signal to stop while the restore probe (pid %d) ran: killed it",
+				(int)child), -EIO;
+	case CHILD_STUCK:
+		return shim_log(LOG_ERROR, "the restore probe (pid %d) gave no verdict in time and did not die within %d s "
+				"of SIGKILL (asleep in the kernel, in a driver call?); criu goes on without reaping it, and its pid "
+				"stays taken until it dies", (int)child, PROBE_REAP_MS / 1000), -EIO;
+	case CHILD_LOST:
+		return shim_log(LOG_ERROR, "lost the restore probe (pid %d): %s", (int)child, strerror(errno)), -EIO;
 	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return shim_log(LOG_INFO, "the restore probe (pid %d) found nothing against this restore in %.0f ms; "

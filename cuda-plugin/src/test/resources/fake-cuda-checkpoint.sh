@@ -1,7 +1,8 @@
 #!/bin/sh
 # Stands in for NVIDIA's cuda-checkpoint at the process boundary: keeps each pid's CUDA state in
 # $dir/state-<pid>, logs every call to $dir/calls.log, and follows the driver's state rules.
-# From the environment (criu passes its own to the CUDA agent, and the agent to this script):
+# From the file "settings" next to it, NAME=value lines (the plugins start programs with named variables only, so
+# criu's environment does not reach this script):
 #   FAKE_CUDA_RESTORE_TID=self      --get-restore-tid prints the pid itself (the main thread, which exists and which
 #                                   criu seizes) instead of pid+1
 #   FAKE_CUDA_CHECKPOINT_SECONDS=N  a checkpoint takes N seconds (a large one); meanwhile every other call for that
@@ -10,6 +11,7 @@
 #   FAKE_CUDA_FAIL_RESTORE=1        every --action restore fails as the driver's does when it cannot put the state
 #                                   back ("operation not supported"); the pid stays checkpointed
 dir=$(dirname "$0")
+if [ -f "$dir/settings" ]; then . "$dir/settings"; fi
 echo "$*" >> "$dir/calls.log"
 # wait_idle PID: waits (at most a minute) while a slow checkpoint of PID runs
 wait_idle() {

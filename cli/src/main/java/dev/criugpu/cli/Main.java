@@ -1,5 +1,7 @@
 package dev.criugpu.cli;
 
+import dev.criugpu.api.Printable;
+
 import java.io.PrintStream;
 import java.util.Arrays;
 
@@ -23,7 +25,22 @@ public final class Main {
                                  and what it starts (a torchrun job: criu-gpu run -- torchrun ...)
             """;
 
+    /**
+     * Runs {@code args}; what it prints passes through {@link Printable}: the commands show process names, command
+     * lines, file names and image contents that other users chose, on root's terminal.
+     */
     public static int run(String[] args, PrintStream out, PrintStream err) {
+        PrintStream shownOut = Printable.stream(out);
+        PrintStream shownErr = Printable.stream(err);
+        try {
+            return command(args, shownOut, shownErr);
+        } finally {
+            shownOut.flush();
+            shownErr.flush();
+        }
+    }
+
+    private static int command(String[] args, PrintStream out, PrintStream err) {
         if (args.length == 0 || args[0].equals("--help") || args[0].equals("-h") || args[0].equals("help")) {
             (args.length == 0 ? err : out).print(USAGE);
             return args.length == 0 ? 2 : 0;

@@ -11,7 +11,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -27,9 +30,19 @@ import java.util.Optional;
  * {@code --join-ns net:...} names (the work runs there); under RPC the options are unknown and nothing is touched. A
  * port that another socket listens on now is left alone: its TIME_WAIT entries are that listener's, and criu's bind
  * fails there whatever they are. A TIME_WAIT entry only guards against late segments of a connection that is over.
+ *
+ * <p>Only the job's own entries go, and the kernel names no owner of one (sock_diag says uid 0 for every TIME_WAIT
+ * entry). While the job's listener held the port, no other socket could take it (an ephemeral port is never one a
+ * listener holds); it held it until criu's dump ended, after files.img was written. So an entry that entered
+ * TIME_WAIT before files.img was written is the job's; a later one is someone else's (a client that got the port as
+ * its ephemeral one once the dump freed it) and stays. When files.img was written is the earlier of its mtime and its
+ * ctime (a copy keeps neither unless asked to; no one sets a ctime), with {@link #CLOCK_SLACK_MS} for the clocks.
  */
 final class ListenPorts {
     private static final Logger log = LoggerFactory.getLogger(ListenPorts.class);
+
+    /** How far the kernel's TIME_WAIT timer and the file's times may disagree about the same moment. */
+    static final long CLOCK_SLACK_MS = 1000;
 
     private ListenPorts() {
     }
@@ -53,14 +66,23 @@ final class ListenPorts {
                     + "TIME_WAIT connection on their ports is removed", listens.size());
             return;
         }
+        long written;
+        try {
+            written = writtenMs(imagesDir.resolve("files.img"));
+        } catch (IOException e) {
+            log.warn("cannot tell when the image's files.img was written ({}), so no TIME_WAIT connection can be told to "
+                    + "be the job's; one on a port it listens on would fail the restore with \"Address already in use\"",
+                    e.getMessage());
+            return;
+        }
         Optional<Path> netns = criu.joinNetNs();
         if (netns.isEmpty()) {
-            listens.forEach(ListenPorts::free);
+            listens.forEach(l -> free(l, written));
             return;
         }
         try {
             NetNamespace.run(netns.get(), () -> {
-                listens.forEach(ListenPorts::free);
+                listens.forEach(l -> free(l, written));
                 return null;
             });
         } catch (SyscallException e) {
@@ -69,9 +91,17 @@ final class ListenPorts {
         }
     }
 
-    /** In the calling thread's network namespace. */
-    private static void free(Listen l) {
+    /** The earlier of {@code file}'s mtime and ctime, in ms since the epoch (not following a link). */
+    static long writtenMs(Path file) throws IOException {
+        FileTime modified = Files.getLastModifiedTime(file, LinkOption.NOFOLLOW_LINKS);
+        FileTime changed = (FileTime) Files.getAttribute(file, "unix:ctime", LinkOption.NOFOLLOW_LINKS);
+        return Math.min(modified.toMillis(), changed.toMillis());
+    }
+
+    /** In the calling thread's network namespace; {@code imageWrittenMs}: when files.img was written. */
+    private static void free(Listen l, long imageWrittenMs) {
         List<TcpTimeWait.Entry> blocking = new ArrayList<>();
+        List<TcpTimeWait.Entry> others = new ArrayList<>();
         try {
             for (int family : FAMILIES) {
                 for (TcpTimeWait.Entry live : TcpTimeWait.listeners(family, l.port())) {
@@ -82,9 +112,11 @@ final class ListenPorts {
                     }
                 }
             }
+            long now = System.currentTimeMillis();
             for (int family : FAMILIES) {
                 for (TcpTimeWait.Entry e : TcpTimeWait.on(family, l.port())) {
-                    if (overlaps(l.family(), l.address(), e.family(), e.local())) blocking.add(e);
+                    if (!overlaps(l.family(), l.address(), e.family(), e.local())) continue;
+                    (e.beganMs(now) <= imageWrittenMs + CLOCK_SLACK_MS ? blocking : others).add(e);
                 }
             }
             for (TcpTimeWait.Entry e : blocking) TcpTimeWait.destroy(e);
@@ -94,8 +126,14 @@ final class ListenPorts {
                     + "they closed)", l.port(), blocking.size(), e.getMessage());
             return;
         }
+        if (!others.isEmpty()) {
+            log.warn("port {}: {} TIME_WAIT connection(s) ({}) entered TIME_WAIT after the image was written, so they "
+                    + "are not the job's and are left alone; criu's bind of the restored listener fails with \"Address "
+                    + "already in use\" if they hold the port (until 60 s after they closed)", l.port(), others.size(),
+                    others.getFirst());
+        }
         if (blocking.isEmpty()) {
-            log.debug("port {}: no TIME_WAIT connection holds it", l.port());
+            log.debug("port {}: no TIME_WAIT connection of the job holds it", l.port());
         } else {
             log.info("port {}: removed {} TIME_WAIT connection(s) ({}) that would fail criu's bind of the restored "
                     + "listener with \"Address already in use\"", l.port(), blocking.size(), blocking.getFirst());

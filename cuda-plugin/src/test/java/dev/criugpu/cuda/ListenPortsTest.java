@@ -20,6 +20,7 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -51,6 +52,37 @@ class ListenPortsTest {
 
         assertEquals(List.of(), TcpTimeWait.on(TcpTimeWait.AF_INET, port));
         bindAsCriu(port).close();
+    }
+
+    /**
+     * Another user's client got the port as its ephemeral one once the dump had freed it, and closed first: its
+     * TIME_WAIT entry began after the image was written, so it is not the job's and stays; the same entry with an
+     * image written after it goes.
+     */
+    @Test
+    void aClientsTimeWaitEntryThatBeganAfterTheImageWasWrittenStays() throws Exception {
+        Assumptions.assumeTrue(hasNetAdmin(), "NOT RUN: needs CAP_NET_ADMIN (the removal it must not do would work)");
+        int port = clientPortLeftInTimeWait();
+        writeFilesImage(port, WILDCARD);
+        Path files = images.resolve("files.img");
+        Files.setLastModifiedTime(files, FileTime.fromMillis(System.currentTimeMillis() - 10_000));
+
+        ListenPorts.free(images, CriuCommandLine.UNKNOWN);
+        assertEquals(1, TcpTimeWait.on(TcpTimeWait.AF_INET, port).size(), "a client's entry, 10 s younger than the image");
+
+        Files.setLastModifiedTime(files, FileTime.fromMillis(System.currentTimeMillis()));
+        ListenPorts.free(images, CriuCommandLine.UNKNOWN);
+        assertEquals(List.of(), TcpTimeWait.on(TcpTimeWait.AF_INET, port), "the same entry, older than the image");
+    }
+
+    @Test
+    void whenTheImageWasWrittenIsTheEarlierOfItsTimes() throws Exception {
+        Path f = Files.writeString(images.resolve("files.img"), "");
+        long changed = Files.getLastModifiedTime(f).toMillis();
+        Files.setLastModifiedTime(f, FileTime.fromMillis(changed - 5000));
+        assertEquals(changed - 5000, ListenPorts.writtenMs(f), "a copy that kept the dump's mtime");
+        Files.setLastModifiedTime(f, FileTime.fromMillis(changed + 3_600_000));
+        assertTrue(ListenPorts.writtenMs(f) <= System.currentTimeMillis(), "an mtime set in the future: its ctime");
     }
 
     @Test
@@ -153,6 +185,28 @@ class ListenPortsTest {
             }
             return port;
         }
+    }
+
+    /**
+     * A client's connection on loopback that the client closes first: its ephemeral port is left in TIME_WAIT (polled
+     * for, 10 s at most: the server's FIN moves it there).
+     */
+    private static int clientPortLeftInTimeWait() throws Exception {
+        int port;
+        try (ServerSocketChannel server = ServerSocketChannel.open(java.net.StandardProtocolFamily.INET)) {
+            server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            SocketChannel client = SocketChannel.open(java.net.StandardProtocolFamily.INET);
+            client.connect(server.getLocalAddress());
+            port = ((InetSocketAddress) client.getLocalAddress()).getPort();
+            try (SocketChannel accepted = server.accept()) {
+                client.close();
+                assertEquals(-1, accepted.read(ByteBuffer.allocate(1)), "the client's FIN");
+            }
+        }
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (TcpTimeWait.on(TcpTimeWait.AF_INET, port).isEmpty() && System.nanoTime() < deadline) Thread.sleep(5);
+        assertEquals(1, TcpTimeWait.on(TcpTimeWait.AF_INET, port).size(), "the client's side closed first");
+        return port;
     }
 
     private static ServerSocketChannel bindAsCriu(int port) throws IOException {

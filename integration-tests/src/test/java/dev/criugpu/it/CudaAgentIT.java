@@ -105,7 +105,8 @@ class CudaAgentIT {
 
     /** {@code command} started with an 8-second checkpoint, returned once the agent's checkpoint call runs. */
     private CriuInBackground inLongCheckpoint(Case c, CriuCommand command) {
-        CriuInBackground dump = startInBackground(c, command.env("FAKE_CUDA_CHECKPOINT_SECONDS", "8"));
+        c.cuda.set("FAKE_CUDA_CHECKPOINT_SECONDS", "8");
+        CriuInBackground dump = startInBackground(c, command);
         dump.awaitLog(HookTrace.line(CUDA, "CHECKPOINT_DEVICES", HookTrace.pid(c.pid)), REACH);
         String checkpoint = "--action checkpoint --pid " + c.pid;
         Eventually.await("the agent's checkpoint of pid " + c.pid + " to be running", REACH,
@@ -281,7 +282,8 @@ class CudaAgentIT {
     @Test
     void theAgentKilledDuringTheCheckpointOfDumpRLeavesTheTaskRunningAndCriuFailing(CriuContainer criu) {
         Case c = start(criu, "agent-killed");
-        CriuInBackground dump = startInBackground(c, c.dump().args("-R").env("FAKE_CUDA_CHECKPOINT_SECONDS", "8"));
+        c.cuda.set("FAKE_CUDA_CHECKPOINT_SECONDS", "8");
+        CriuInBackground dump = startInBackground(c, c.dump().args("-R"));
         String checkpoint = "--action checkpoint --pid " + c.pid;
         Eventually.await("the agent's checkpoint of pid " + c.pid + " to be running", REACH,
                 () -> c.cuda.calls().contains(checkpoint), () -> "calls: " + c.cuda.calls());

@@ -34,8 +34,8 @@ class DumpExitStatusIT {
 
     private record Case(CriuContainer criu, FakeCuda cuda, CounterWorkload counter, int pid, String images) {
         CriuRun dumpWithFailingRestore(String... args) {
-            return cuda.env(CriuCommand.dump(pid, images).withPlugins().forced()).env("FAKE_CUDA_FAIL_RESTORE", "1")
-                    .args(args).runIn(criu);
+            cuda.set("FAKE_CUDA_FAIL_RESTORE", "1");
+            return cuda.env(CriuCommand.dump(pid, images).withPlugins().forced()).args(args).runIn(criu);
         }
 
         /** The task's state letter from /proc (R, S, T, ...). */

@@ -6,20 +6,23 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * cuda-plugin's stand-in for NVIDIA's cuda-checkpoint (its test script {@code fake-cuda-checkpoint.sh}) installed in
  * a container directory as {@code cuda-checkpoint}: it keeps each pid's CUDA state in {@code state-<pid>} next to
  * itself and logs every call to {@code calls.log}. {@link #env} points a criu command at it: the CLI backend in
- * forced mode, the script first on criu's PATH (criu hands its environment to the CUDA agent, the agent to the
- * script), and restore thread = the task's main thread, which criu really seizes, so the real ptrace wake and re-stop
- * work on it.
+ * forced mode, the script first on criu's PATH (the CUDA agent gets PATH from criu), and restore thread = the task's
+ * main thread, which criu really seizes, so the real ptrace wake and re-stop work on it. The script's own settings
+ * ({@link #set}) are in the file {@code settings} next to it: the plugins start programs with named variables only.
  */
 public final class FakeCuda {
     private static final String SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
     private final CriuContainer container;
     public final String dir;
+    private final Map<String, String> settings = new TreeMap<>();
 
     private FakeCuda(CriuContainer container, String dir) {
         this.container = container;
@@ -40,8 +43,16 @@ public final class FakeCuda {
 
     /** {@code command} with the settings above added. */
     public CriuCommand env(CriuCommand command) {
-        return command.env("PATH", dir + ":" + SYSTEM_PATH).env("CRIU_CUDA_BACKEND", "cli")
-                .env("FAKE_CUDA_RESTORE_TID", "self");
+        set("FAKE_CUDA_RESTORE_TID", "self");
+        return command.env("PATH", dir + ":" + SYSTEM_PATH).env("CRIU_CUDA_BACKEND", "cli");
+    }
+
+    /** One of the script's settings (fake-cuda-checkpoint.sh names them), for every call from now on. */
+    public void set(String name, String value) {
+        settings.put(name, value);
+        StringBuilder text = new StringBuilder();
+        settings.forEach((n, v) -> text.append(n).append('=').append(v).append('\n'));
+        container.writeFile(dir + "/settings", text.toString(), 0644);
     }
 
     public void setState(int pid, String state) {

@@ -7,6 +7,7 @@ public final class Errno {
     public static final int ESRCH = 3;
     public static final int EINTR = 4;
     public static final int EIO = 5;
+    public static final int ENXIO = 6;
     public static final int EBADF = 9;
     public static final int EAGAIN = 11;
     public static final int ENOMEM = 12;
@@ -44,6 +45,7 @@ public final class Errno {
             case ESRCH -> "ESRCH";
             case EINTR -> "EINTR";
             case EIO -> "EIO";
+            case ENXIO -> "ENXIO";
             case EBADF -> "EBADF";
             case EAGAIN -> "EAGAIN";
             case ENOMEM -> "ENOMEM";

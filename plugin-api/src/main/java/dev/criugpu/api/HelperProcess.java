@@ -30,9 +30,6 @@ import java.util.concurrent.atomic.AtomicReference;
 public final class HelperProcess implements AutoCloseable {
     /** The helper's end of the socketpair, in the helper. */
     public static final int CHANNEL_FD = 3;
-    /** What would add options or classes to the helper's JVM behind our back: the launcher leaves it out. */
-    static final List<String> UNTRUSTED_ENVIRONMENT = List.of("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH",
-            "LD_PRELOAD", "LD_AUDIT");
     /** The longest line either side sends is a few hundred bytes: a peer that sends more is broken, not read on. */
     static final int MAX_LINE = 1 << 20;
     /** How much of what the helper printed is read for an error line. */

@@ -70,11 +70,13 @@ final class LogSink {
     /**
      * One line (text without its newline) into criu's log through {@code print}, at once on the hook thread,
      * otherwise at the next hook; to stderr when there is no criu; an error line to the system log too where
-     * {@link #copyErrorsToSystemLog}.
+     * {@link #copyErrorsToSystemLog}. Lines carry what users and images chose (process names, paths, GPU UUIDs) to
+     * root's terminal and logs: {@link Printable} escapes what a terminal would act on, and a newline.
      */
     static void write(Printer print, LogLevel level, String text) {
-        String line = cap(text) + "\n";
-        if (errorsToSystemLog && level == LogLevel.ERROR) systemLog(cap(text));
+        String shown = cap(Printable.of(text));
+        String line = shown + "\n";
+        if (errorsToSystemLog && level == LogLevel.ERROR) systemLog(shown);
         if (print == null) {
             STDERR.print(line);
         } else if (hookThread == null || Thread.currentThread() == hookThread) {

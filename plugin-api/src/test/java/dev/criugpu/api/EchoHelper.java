@@ -1,10 +1,12 @@
 package dev.criugpu.api;
 
+import java.util.TreeMap;
+
 /**
  * A helper for {@link HelperProcessTest}: takes criu's end at fd 3 (refusing a peer that is not {@code args[0]}), says
  * its pid, then echoes each line back until criu's end closes; with {@code --wait-forever} it never reads. To
  * {@code long N} it answers a line of N bytes. To
- * {@code env} it answers which of the variables it must not inherit it has, and its property {@code foo}.
+ * {@code env} it answers its whole environment, and its property {@code foo}.
  */
 public final class EchoHelper {
     public static void main(String[] args) throws Exception {
@@ -19,8 +21,8 @@ public final class EchoHelper {
                 criu.writeLine("x".repeat(Integer.parseInt(line.substring(5))));
                 continue;
             }
-            criu.writeLine(line.equals("env") ? "env " + HelperProcess.UNTRUSTED_ENVIRONMENT.stream()
-                    .filter(v -> System.getenv(v) != null).toList() + " foo=" + System.getProperty("foo") : "got " + line);
+            criu.writeLine(line.equals("env") ? "env " + new TreeMap<>(System.getenv()) + " foo=" + System.getProperty("foo")
+                    : "got " + line);
         }
     }
 }

@@ -122,9 +122,13 @@ class HelperProcessTest {
         }
     }
 
-    /** criu's environment may hold options for any JVM it starts, or code to preload: the helper takes none of them. */
+    /**
+     * criu's environment may hold options for any JVM it starts, code to preload, or what changes how the loader and
+     * glibc behave (a library path, tunables, charset converters): the helper gets named variables only, PATH's
+     * absolute folders and a fixed locale.
+     */
     @Test
-    void theHelperInheritsNoJvmOptionsOrClassPathFromTheEnvironment() throws Exception {
+    void theHelperGetsOnlyPathsAbsoluteFoldersAndALocale() throws Exception {
         ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"), EnvLauncher.class.getName());
         pb.environment().put("JAVA_TOOL_OPTIONS", "-Dfoo=tool");
@@ -134,15 +138,29 @@ class HelperProcessTest {
         // code criu's environment would load into a helper that runs as root (ld.so warns of these and goes on)
         pb.environment().put("LD_PRELOAD", "/nonexistent-preload.so");
         pb.environment().put("LD_AUDIT", "/nonexistent-audit.so");
+        pb.environment().put("LD_LIBRARY_PATH", "/nonexistent-libs");
+        pb.environment().put("GLIBC_TUNABLES", "glibc.malloc.arena_max=1");
+        pb.environment().put("GCONV_PATH", "/nonexistent-gconv");
+        pb.environment().put("CUDA_VISIBLE_DEVICES", "7");
+        pb.environment().put("LC_ALL", "de_DE.UTF-8");
+        pb.environment().put("PATH", "bin:/usr/bin::.:/bin");
         Process launcher = pb.start();
         try {
             List<String> out = new String(launcher.getInputStream().readAllBytes()).lines()
                     .filter(l -> !l.contains("ld.so")).toList();
             assertTrue(launcher.waitFor(60, TimeUnit.SECONDS), "the launcher did not end");
-            assertEquals(List.of("env [] foo=null"), out);
+            assertEquals(List.of("env {LC_ALL=C.UTF-8, PATH=/usr/bin:/bin} foo=null"), out);
+            assertEquals(java.util.Map.of("LC_ALL", "C.UTF-8", "PATH", "/usr/bin:/bin"), ChildEnvironment.of(pb.environment()),
+                    "the Java side's list is the launcher's");
         } finally {
             launcher.destroyForcibly().waitFor();
         }
+    }
+
+    @Test
+    void withoutAnAbsoluteFolderInPathTheHelperGetsTheSystemsFolders() {
+        assertEquals(ChildEnvironment.DEFAULT_PATH, ChildEnvironment.of(java.util.Map.of("PATH", "bin:.")).get("PATH"));
+        assertEquals(ChildEnvironment.DEFAULT_PATH, ChildEnvironment.of(java.util.Map.of()).get("PATH"));
     }
 
     /** The helper takes its end only from the criu it was told of (SO_PEERCRED), and says why it refused another. */

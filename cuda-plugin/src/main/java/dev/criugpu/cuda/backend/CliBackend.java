@@ -1,5 +1,6 @@
 package dev.criugpu.cuda.backend;
 
+import dev.criugpu.api.ChildEnvironment;
 import dev.criugpu.api.CriuException;
 import dev.criugpu.api.sys.TrustedPaths;
 import dev.criugpu.cuda.gpu.GpuPair;
@@ -108,7 +109,7 @@ public final class CliBackend implements CudaBackend {
         command.add(executable.toString());
         command.addAll(args);
         try {
-            Process p = new ProcessBuilder(command).redirectErrorStream(true)
+            Process p = ChildEnvironment.applyTo(new ProcessBuilder(command)).redirectErrorStream(true)
                     .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             return new Outcome(p.waitFor(), out.strip());

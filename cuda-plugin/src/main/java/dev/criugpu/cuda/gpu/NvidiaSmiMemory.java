@@ -1,5 +1,6 @@
 package dev.criugpu.cuda.gpu;
 
+import dev.criugpu.api.ChildEnvironment;
 import dev.criugpu.cuda.sys.MemorySource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -70,7 +71,8 @@ final class NvidiaSmiMemory implements MemorySource {
         List<String> cmd = List.of("nvidia-smi", query, "--format=csv,noheader,nounits");
         long t0 = System.nanoTime();
         try {
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectInput(ProcessBuilder.Redirect.PIPE).start();
+            Process p = ChildEnvironment.applyTo(new ProcessBuilder(cmd)).redirectErrorStream(true)
+                    .redirectInput(ProcessBuilder.Redirect.PIPE).start();
             p.getOutputStream().close();
             // the answer is a few lines, well inside a pipe's buffer: waiting first cannot block nvidia-smi
             if (!p.waitFor(GpuMemory.TIMEOUT_S, TimeUnit.SECONDS)) {

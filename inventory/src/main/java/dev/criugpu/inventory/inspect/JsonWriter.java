@@ -1,5 +1,7 @@
 package dev.criugpu.inventory.inspect;
 
+import dev.criugpu.api.Printable;
+
 import java.util.ArrayDeque;
 import java.util.Deque;
 
@@ -105,7 +107,8 @@ final class JsonWriter {
                 case '\r' -> sb.append("\\r");
                 case '\t' -> sb.append("\\t");
                 default -> {
-                    if (c < 0x20) sb.append(String.format("\\u%04x", (int) c));
+                    // also what a terminal acts on (Printable): the report is read on one as often as parsed
+                    if (Printable.unsafe(c)) sb.append(String.format("\\u%04x", (int) c));
                     else sb.append(c);
                 }
             }

@@ -40,6 +40,7 @@ public final class Sockets {
     private static final int SO_PEERCRED = 17;
     private static final int SHUT_RDWR = 2;
     private static final int MSG_NOSIGNAL = 0x4000;
+    private static final int MSG_DONTWAIT = 0x40;
     private static final int MSG_CMSG_CLOEXEC = 0x40000000;
     /** struct msghdr (LP64): name, namelen, iov, iovlen, control, controllen, flags. */
     private static final long MSGHDR_SIZE = 56;
@@ -157,32 +158,43 @@ public final class Sockets {
      * {@code passFd} (or -1) goes along with the first byte as SCM_RIGHTS.
      */
     public static void send(int fd, MemorySegment buf, long len, int passFd) {
+        long off = 0;
+        while (off < len) off += sendOnce(fd, buf.asSlice(off), len - off, off == 0 ? passFd : -1, MSG_NOSIGNAL);
+    }
+
+    /**
+     * One sendmsg of {@code bytes} that neither waits for room nor raises SIGPIPE: how many were taken (EAGAIN, a
+     * full socket, is a SyscallException).
+     */
+    public static long sendNow(int fd, byte[] bytes) {
+        try (Arena a = Arena.ofConfined()) {
+            return sendOnce(fd, a.allocateFrom(JAVA_BYTE, bytes), bytes.length, -1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        }
+    }
+
+    /** One sendmsg (retried on EINTR) of up to {@code len} bytes of {@code buf}, {@code passFd} (or -1) along. */
+    private static long sendOnce(int fd, MemorySegment buf, long len, int passFd, int flags) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment state = a.allocate(CALL_STATE);
             MemorySegment msg = a.allocate(MSGHDR_SIZE, 8);
             MemorySegment iov = a.allocate(16, 8);
-            MemorySegment control = passFd >= 0 ? a.allocate(CMSG_HEADER + 8, 8) : MemorySegment.NULL;
-            long off = 0;
-            while (off < len) {
-                msg.fill((byte) 0);
-                iov.set(ADDRESS, 0, buf.asSlice(off));
-                iov.set(JAVA_LONG, 8, len - off);
-                msg.set(ADDRESS, 16, iov);
-                msg.set(JAVA_LONG, 24, 1);
-                if (passFd >= 0 && off == 0) {
-                    control.set(JAVA_LONG, 0, CMSG_HEADER + 4);
-                    control.set(JAVA_INT, 8, SOL_SOCKET);
-                    control.set(JAVA_INT, 12, SCM_RIGHTS);
-                    control.set(JAVA_INT, 16, passFd);
-                    msg.set(ADDRESS, 32, control);
-                    msg.set(JAVA_LONG, 40, CMSG_HEADER + 8);
-                }
-                long n = (long) SENDMSG.handle().invokeExact(state, fd, msg, MSG_NOSIGNAL);
-                if (n < 0) {
-                    if (errno(state) == Errno.EINTR) continue;
-                    throw failure("sendmsg on fd " + fd, errno(state));
-                }
-                off += n;
+            iov.set(ADDRESS, 0, buf);
+            iov.set(JAVA_LONG, 8, len);
+            msg.set(ADDRESS, 16, iov);
+            msg.set(JAVA_LONG, 24, 1);
+            if (passFd >= 0) {
+                MemorySegment control = a.allocate(CMSG_HEADER + 8, 8);
+                control.set(JAVA_LONG, 0, CMSG_HEADER + 4);
+                control.set(JAVA_INT, 8, SOL_SOCKET);
+                control.set(JAVA_INT, 12, SCM_RIGHTS);
+                control.set(JAVA_INT, 16, passFd);
+                msg.set(ADDRESS, 32, control);
+                msg.set(JAVA_LONG, 40, CMSG_HEADER + 8);
+            }
+            while (true) {
+                long n = (long) SENDMSG.handle().invokeExact(state, fd, msg, flags);
+                if (n >= 0) return n;
+                if (errno(state) != Errno.EINTR) throw failure("sendmsg on fd " + fd, errno(state));
             }
         } catch (SyscallException e) {
             throw e;

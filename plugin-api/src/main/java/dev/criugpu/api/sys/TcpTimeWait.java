@@ -35,8 +35,20 @@ public final class TcpTimeWait {
     private TcpTimeWait() {
     }
 
-    /** One TIME_WAIT entry: family, local and remote address (4 or 16 bytes) and port, the kernel's cookie. */
-    public record Entry(int family, byte[] local, int localPort, byte[] remote, int remotePort, long cookie) {
+    /** How long a connection stays in TIME_WAIT: the kernel's TCP_TIMEWAIT_LEN. */
+    public static final long LENGTH_MS = 60_000;
+
+    /**
+     * One TIME_WAIT entry: family, local and remote address (4 or 16 bytes) and port, the kernel's cookie, and the ms
+     * until it expires. The kernel tells no owner of a TIME_WAIT entry (its uid is always 0): when it began is what
+     * tells whose it can be.
+     */
+    public record Entry(int family, byte[] local, int localPort, byte[] remote, int remotePort, long cookie, long expiresMs) {
+        /** When (ms since the epoch, {@code nowMs} being now) the connection entered TIME_WAIT. */
+        public long beganMs(long nowMs) {
+            return nowMs - (LENGTH_MS - expiresMs);
+        }
+
         @Override
         public String toString() {
             return address(local) + ":" + localPort + " -> " + address(remote) + ":" + remotePort;
@@ -124,7 +136,7 @@ public final class TcpTimeWait {
         return (in.get(at) & 0xff) << 8 | in.get(at + 1) & 0xff;
     }
 
-    /** inet_diag_msg at {@code at}: family, state, timer, retrans, then the sockid. */
+    /** inet_diag_msg at {@code at}: family, state, timer, retrans, the sockid (48 bytes), then expires (ms). */
     private static Entry entry(ByteBuffer in, int at) {
         int family = in.get(at) & 0xff;
         int size = family == AF_INET ? 4 : 16;
@@ -135,6 +147,7 @@ public final class TcpTimeWait {
         in.get(at + 8, src);
         in.get(at + 24, dst);
         long cookie = in.getLong(at + 44);
-        return new Entry(family, src, sport, dst, dport, cookie);
+        long expires = Integer.toUnsignedLong(in.getInt(at + 52));
+        return new Entry(family, src, sport, dst, dport, cookie, expires);
     }
 }
