@@ -180,8 +180,9 @@ final class DumpSession {
     }
 
     private static void refuseImporters(List<CudaTask> found) {
-        List<String> lines = CudaIpcImports.blockers(CudaIpcImports.of(Path.of("/proc"), found.stream().map(t -> t.pid).toList()),
-                nsPid -> found.stream().filter(t -> t.nsPid == nsPid).map(t -> t.pid).findFirst());
+        List<Integer> pids = found.stream().map(t -> t.pid).toList();
+        Path proc = Path.of("/proc");
+        List<String> lines = CudaIpcImports.blockers(CudaIpcImports.of(proc, pids), CudaIpcImports.inTree(proc, pids));
         if (lines.isEmpty()) return;
         lines.stream().skip(1).forEach(l -> log.error("{}", l));
         throw new CriuException(Errno.EINVAL, lines.getFirst() + "; nothing was locked, every task runs on"

@@ -15,7 +15,7 @@ import static dev.criugpu.cli.check.Words.plural;
  */
 public final class JobCheck {
     private static final List<Check> CHECKS = List.of(new TreeNote(), new IoUringCheck(), new GhostFileCheck(),
-            new TcpCheck(), new RdmaCheck(), new NvidiaHolderCheck(), new SharedMemoryCheck(), new NcclCheck());
+            new TcpCheck(), new RdmaCheck(), new NvidiaHolderCheck(), new CudaIpcCheck(), new SharedMemoryCheck(), new NcclCheck());
 
     public enum Kind {
         PROBLEM("problem"), NEEDS("needs"), NOTE("note");

@@ -32,16 +32,17 @@ final class NvidiaHolderCheck implements Check {
                 + "the files through fork() (the plugin handles both); criu-gpu cuda --get-state --pid PID asks the "
                 + "driver");
         if (holders.size() > 1) {
-            out.add(Kind.NOTE, "nvidia", "/proc cannot show peer access or CUDA IPC between these tasks: the driver "
+            out.add(Kind.NOTE, "nvidia", "/proc cannot show peer access or raw CUDA IPC between these tasks: the driver "
                     + "maps every /dev/nvidiactl and /dev/nvidiaN file at offset 0 (it binds each mapping through an "
                     + "ioctl first) and /dev/nvidia-uvm at offset = address, so equal offsets in two tasks mean "
                     + "nothing; the hints are host memory shared between them and NCCL's settings");
             String driver = tree.proc.nvidiaDriverVersion().map(v -> " (this host: " + v + ")").orElse("");
-            out.add(Kind.NOTE, "nvidia", "if one of these tasks maps another's GPU memory (CUDA IPC; a cuMem "
-                    + "allocation shared by fd: CUDA tensors sent to another process by torch.multiprocessing, NCCL's "
-                    + "cuMem buffers between ranks), a dump cannot return it on driver 580: the importing task stays "
-                    + "checkpointed and the job stuck (measured), and neither /proc nor the plugin sees it beforehand; "
-                    + "NVIDIA gives CUDA IPC support from driver 610" + driver);
+            out.add(Kind.NOTE, "nvidia", "if one of these tasks maps another's GPU memory, a dump cannot return it on "
+                    + "driver 580: the importing task stays checkpointed and the job stuck (measured). CUDA IPC with "
+                    + "events (torch.multiprocessing's CUDA tensors) shows as another pid's /dev/shm/cuda.shm file and is "
+                    + "refused (a problem above when present); raw cuIpcOpenMemHandle without events and cuMem "
+                    + "allocations shared by fd (NCCL's cuMem buffers between ranks) show nothing in /proc and are "
+                    + "not seen beforehand; NVIDIA gives CUDA IPC support from driver 610" + driver);
         }
     }
 }

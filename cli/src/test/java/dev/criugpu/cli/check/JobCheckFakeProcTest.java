@@ -173,6 +173,19 @@ class JobCheckFakeProcTest {
         assertTrue(notes.get(2).startsWith("note: NCCL_NVLS_ENABLE is not 0 in pids 101, 102: "), notes.get(2));
     }
 
+    /** A CUDA tensor sent through torch.multiprocessing: 102 maps 101's CUDA IPC event file, a problem naming both. */
+    @Test
+    void aTaskThatOpenedAnotherTasksCudaIpcEventIsAProblem() throws IOException {
+        String event = "7f5000000000-7f5000001000 rw-s 00000000 00:1a 777 /dev/shm/cuda.shm.0.65.1\n";
+        task(100, 1, "bash", "", Map.of(0, "/dev/null"), "", 101, 102);
+        task(101, 100, "python3", "", cudaFds(), rankMaps("7ffd00001000", null) + event);
+        task(102, 100, "python3", "", cudaFds(), rankMaps("7ffe00002000", null) + event);
+        List<String> problems = lines(JobCheck.run(fs(), 100, "/usr/sbin").findings(), Kind.PROBLEM, "nvidia");
+        assertEquals(1, problems.size(), problems.toString());
+        assertTrue(problems.getFirst().startsWith("problem: pid 102 imports GPU memory of pid 101 through CUDA IPC (it "
+                + "maps /dev/shm/cuda.shm.0.65.1"), problems.getFirst());
+    }
+
     /** Ranks on NCCL's defaults that use criu_gpu (each shows its channel, a memfd): released by the dump, no problem. */
     @Test
     void ranksThatReleaseTheirCommunicatorsWithCriuGpuAreNoProblem() throws IOException {
@@ -222,7 +235,7 @@ class JobCheckFakeProcTest {
                 nvidia.get(0));
         assertTrue(nvidia.get(3).startsWith("note: /proc cannot tell which of these tasks have CUDA state and which "
                 + "only inherited the files through fork()"), nvidia.get(3));
-        assertTrue(nvidia.get(4).startsWith("note: /proc cannot show peer access or CUDA IPC between these tasks: the "
+        assertTrue(nvidia.get(4).startsWith("note: /proc cannot show peer access or raw CUDA IPC between these tasks: the "
                 + "driver maps every /dev/nvidiactl and /dev/nvidiaN file at offset 0"), nvidia.get(4));
         assertTrue(nvidia.get(5).endsWith("NVIDIA gives CUDA IPC support from driver 610"), nvidia.get(5));
     }
@@ -233,7 +246,7 @@ class JobCheckFakeProcTest {
         Files.writeString(proc.resolve("driver/nvidia/version"), "NVRM version: NVIDIA UNIX Open Kernel Module for "
                 + "x86_64  580.159.04  Release Build  (dvs-builder@U22)  Thu Oct 16 2025\nGCC version:  gcc 12.3.0\n");
         List<String> nvidia = lines(job(NCCL_OK), Kind.NOTE, "nvidia");
-        assertTrue(nvidia.get(5).startsWith("note: if one of these tasks maps another's GPU memory (CUDA IPC"),
+        assertTrue(nvidia.get(5).startsWith("note: if one of these tasks maps another's GPU memory, a dump cannot return it"),
                 nvidia.get(5));
         assertTrue(nvidia.get(5).endsWith("from driver 610 (this host: 580.159.04)"), nvidia.get(5));
     }

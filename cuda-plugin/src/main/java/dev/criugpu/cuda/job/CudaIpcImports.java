@@ -80,6 +80,19 @@ public final class CudaIpcImports {
                 + "would lose the job").toList();
     }
 
+    /** The pid (as criu sees it) of the task among {@code pids} that sees itself as the pid asked for. */
+    public static java.util.function.IntFunction<Optional<Integer>> inTree(Path proc, List<Integer> pids) {
+        java.util.Map<Integer, Integer> byNsPid = new java.util.HashMap<>();
+        for (int pid : pids) {
+            try {
+                byNsPid.putIfAbsent(Tasks.innermostPid(Files.readString(proc.resolve(pid + "/status"))).orElse(pid), pid);
+            } catch (IOException e) {
+                // ended
+            }
+        }
+        return nsPid -> Optional.ofNullable(byNsPid.get(nsPid));
+    }
+
     private static Set<String> eventFiles(Path dir) {
         Set<String> files = new LinkedHashSet<>();
         try {
