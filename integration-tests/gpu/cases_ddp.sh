@@ -325,3 +325,14 @@ case_tp_idle_in_collective() {
     fi
     kill_job
 }
+
+# ddp_finish: the end of a script of DDP jobs (run-multi-rank.sh, run-channel.sh): the total time where T_START is set,
+# no rank left, the logs packed lean, the images gone, the exit status
+ddp_finish() {
+    trap '' TERM INT   # once: the reaper passes on the outer timeout's signal a second time
+    [[ -n "${T_START:-}" ]] && note "TIME total $(elapsed "$T_START")s"
+    pkill -KILL -f ddp_train.py
+    pack_logs_lean
+    rm -rf "$IMG_ROOT"
+    exit "$FAILED"
+}

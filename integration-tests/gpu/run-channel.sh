@@ -10,13 +10,7 @@ set -uo pipefail
 source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"   # sets GPU_DIR
 start_host_script "$@"
 source "$GPU_DIR/cases_ddp.sh"
-finish() {
-    trap '' TERM INT
-    pkill -KILL -f ddp_train.py
-    pack_logs_lean
-    rm -rf "$IMG_ROOT"
-    exit "$FAILED"
-}
+finish() { ddp_finish; }
 trap 'fail interrupted "stopped by a signal (outer timeout?)"; finish' TERM INT
 unpack_bundle "$bundle" || { fail setup "cannot unpack $bundle"; finish; }
 RANKS=1

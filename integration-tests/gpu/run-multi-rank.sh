@@ -22,14 +22,7 @@ source "$GPU_DIR/cases_ddp.sh"
 source "$GPU_DIR/cases_transports.sh"
 T_START=$(now_s)
 
-finish() {
-    trap '' TERM INT   # once: the reaper passes on the outer timeout's signal a second time
-    note "TIME total $(elapsed "$T_START")s"
-    pkill -KILL -f ddp_train.py
-    pack_logs_lean
-    rm -rf "$IMG_ROOT"
-    exit "$FAILED"
-}
+finish() { ddp_finish; }
 trap 'fail interrupted "stopped by a signal (outer timeout?)"; finish' TERM INT
 
 unpack_bundle "$bundle" || { fail setup "cannot unpack $bundle"; finish; }
