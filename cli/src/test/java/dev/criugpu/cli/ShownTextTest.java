@@ -49,7 +49,7 @@ class ShownTextTest {
         byte[] bytes = out.toByteArray();
         for (int i = 0; i < bytes.length; i++) {
             int b = bytes[i] & 0xff;
-            assertTrue(b == '\n' || (b >= 0x20 && b != 0x7f), "byte " + i + " is " + b + " in:\n" + shown);
+            assertTrue(b == '\n' || b == '\t' || (b >= 0x20 && b != 0x7f), "byte " + i + " is " + b + " in:\n" + shown);
         }
         assertEquals("", err.toString(StandardCharsets.UTF_8));
     }

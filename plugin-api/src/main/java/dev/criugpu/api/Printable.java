@@ -13,7 +13,8 @@ import java.util.Arrays;
  * image) as root shows it: on a terminal ({@code criu-gpu}), in criu's log, in the system log, on a task's stderr.
  * A terminal acts on control characters (ESC starts sequences that clear it, move the cursor, set its title or its
  * clipboard), and a log line is forged by a newline. So every byte that is not plain printable text is written as
- * {@code \xHH}, one per byte of its UTF-8: the C0 controls (newline, tab and carriage return included) and DEL, the C1
+ * {@code \xHH}, one per byte of its UTF-8: the C0 controls but tab (newline and carriage return included; a tab only
+ * moves to the next column, and Java's stack traces in criu's log start with one) and DEL, the C1
  * controls U+0080–U+009F (U+009B is CSI to some terminals), the marks and overrides that reorder bidirectional text
  * (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069), the line and paragraph separators, and every byte that is
  * not part of well-formed UTF-8. A backslash is left as it is: the escape is for the eye, not to be reversed.
@@ -43,7 +44,7 @@ public final class Printable {
 
     /** Whether a terminal or a reader could be misled by code point {@code c} shown as it is. */
     public static boolean unsafe(int c) {
-        return c < 0x20 || c == 0x7f || (c >= 0x80 && c <= 0x9f) || c == 0x061c || c == 0x200e || c == 0x200f
+        return (c < 0x20 && c != '\t') || c == 0x7f || (c >= 0x80 && c <= 0x9f) || c == 0x061c || c == 0x200e || c == 0x200f
                 || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) || c == 0x2028 || c == 0x2029;
     }
 

@@ -12,7 +12,7 @@ class PrintableTest {
     @Test
     void controlCharactersAndReorderingMarksAreWrittenAsHexBytes() {
         assertEquals("x\\x1b[2J\\x1b[H", Printable.of("x\u001b[2J\u001b[H"));
-        assertEquals("a\\x0ab\\x09c\\x0d\\x7f\\x00", Printable.of("a\nb\tc\r\u007f\u0000"));
+        assertEquals("a\\x0ab\tc\\x0d\\x7f\\x00", Printable.of("a\nb\tc\r\u007f\u0000"), "a tab stays");
         assertEquals("csi \\xc2\\x9b2J", Printable.of("csi \u009b2J"), "a C1 control");
         assertEquals("abc\\xe2\\x80\\xaefed", Printable.of("abc\u202efed"), "a right-to-left override");
         assertEquals("\\xe2\\x81\\xa6\\xe2\\x80\\xa8", Printable.of("\u2066\u2028"));
