@@ -198,10 +198,14 @@ case "${1:-}" in
                     "$(cat "$t/wchan" 2>/dev/null)" "$(sed -n 's/^TracerPid:\t//p' "$t/status" 2>/dev/null)" \
                     "$(tr '\0' ' ' <"$t/cmdline" 2>/dev/null | cut -c1-100)"
             done
-            find /run/containerd /var/lib/containerd -name 'restore*.log' 2>/dev/null | while read -r f; do
-                echo "--- $f (last lines)"; tail -n 40 "$f"
-            done
         fi
+        # criu's logs of the tasks runc dumped or restored (a failed call's reason is in them, not in runc's line)
+        find /run/criu-gpu-cri/state "$STATE" \( -name 'criu-dump.log' -o -name 'restore.log' -o -name 'dump.log' \) \
+                -newer "$CONFIG" 2>/dev/null | while read -r f; do
+            echo "--- $f (errors and plugin lines, then the last lines)"
+            grep -E 'Error|Warn|cuda_plugin|amdgpu_plugin|criu-java-gpu' "$f" | tail -n 25
+            tail -n 8 "$f"
+        done
         ;;
     *) die "usage: node.sh start SOCKET | node.sh push-image NAME ROOTFS | node.sh logs [LINES]" ;;
 esac
