@@ -10,10 +10,10 @@ import org.slf4j.LoggerFactory;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.stream.Collectors;
 
 /**
@@ -31,7 +31,6 @@ import java.util.stream.Collectors;
 public final class CommRelease implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(CommRelease.class);
     private static final long POLL_MS = 20;
-    private static final SecureRandom TOKENS = new SecureRandom();
 
     private final List<RankChannel> asked;
     private boolean closed;
@@ -73,7 +72,9 @@ public final class CommRelease implements AutoCloseable {
             channels.add(channel.get());
         }
         CommRelease release = new CommRelease(List.copyOf(channels));
-        int token = 1 + TOKENS.nextInt(Integer.MAX_VALUE - 1);
+        // tells this dump's answers from an earlier one's; SecureRandom would load the JDK's security providers in
+        // criu's JVM (and fail where its JDK's conf is not mounted: a CRI node, fresh-machine.sh)
+        int token = ThreadLocalRandom.current().nextInt(1, Integer.MAX_VALUE);
         long t0 = System.nanoTime();
         for (RankChannel c : channels) release.request(c, token);
         log.info("asked NCCL ranks {} to release their communicators for the dump", release.pids());
