@@ -4,7 +4,7 @@
 
 COUNTER_MIB="${COUNTER_MIB:-256}"
 # run-e2e.sh's cases, in its order (run-e2e-parallel.sh spreads them over the GPUs)
-E2E_ALL_CASES="counter torch tree leave-running fail-script fail-full lock-timeout cpu-process twin interop-upstream interop-to-upstream interop-legacy killed-after-pause killed-during-checkpoint killed-during-pagedump killed-after-exit sigint sigterm late-restore-failure dataloader-persistent dataloader-4 late-child own-nvidia-file agent-kill-after-lock agent-kill-after-lock-R agent-kill-during-checkpoint agent-kill-during-checkpoint-R agent-kill-during-pagedump agent-kill-during-pagedump-R agent-kill-after-exit agent-kill-after-exit-R agent-kill-fails-later pair-sequential-fails pair-quiesce"
+E2E_ALL_CASES="counter torch tree leave-running fail-script fail-full lock-timeout cpu-process twin interop-upstream interop-to-upstream host-copy-refused interop-legacy killed-after-pause killed-during-checkpoint killed-during-pagedump killed-after-exit sigint sigterm late-restore-failure dataloader-persistent dataloader-4 late-child own-nvidia-file agent-kill-after-lock agent-kill-after-lock-R agent-kill-during-checkpoint agent-kill-during-checkpoint-R agent-kill-during-pagedump agent-kill-during-pagedump-R agent-kill-after-exit agent-kill-after-exit-R agent-kill-fails-later pair-sequential-fails pair-quiesce"
 
 kill_all() { local p; for p in "$@"; do kill -KILL "$p" 2>/dev/null || true; done; }
 

@@ -60,6 +60,34 @@ case_interop() {
     note "TIME $name dump=$T_DUMP restore=$T_RESTORE records=$records inventory=($inv)"
 }
 
+# case_host_copy_refused NAME: our dump keeps the host copy in the plugin's format (the default); a restore with
+# upstream's plugin must refuse it in criu's own words, naming the format, with nothing restored; then ours restores
+# the same images and the counter's device memory verifies
+case_host_copy_refused() {
+    local name="$1" img="$IMG_ROOT/$1"
+    TREE_PIDS=()
+    upstream_ready || { fail "$name" "$CKPT_WHY"; return; }
+    start_counter "$name" 0 --tick-ms 20 || { fail "$name" "$CKPT_WHY"; kill_all "$ROOT"; return; }
+    TREE_PIDS=("$ROOT")
+    criu_cmd "$name" dump "$img" -t "$ROOT" --lib "$PLUGIN_DIR" || { fail "$name" "our dump failed: $(first_error "$LOGS/$name.dump.log")"; kill_all "$ROOT"; return; }
+    reap_dumped "$ROOT"
+    ls "$img"/cuda-hostcopy-*.img >/dev/null 2>&1 || { fail "$name" "no cuda-hostcopy-*.img: the dump left the host copy in criu's pages"; return; }
+    wait_gone 30 "$ROOT" || { fail "$name" "pid $ROOT still exists"; return; }
+    if criu_with_upstream "$name.upstream" restore "$img" -d; then
+        fail "$name" "upstream's plugin restored an image in our format"; kill_all "$ROOT"; return
+    fi
+    grep -q 'Missing required plugin: criu_gpu_hostcopy_v1' "$LOGS/$name.upstream.restore.log" \
+        || { fail "$name" "upstream's restore failed for another reason: $(first_error "$LOGS/$name.upstream.restore.log")"; return; }
+    pid_alive "$ROOT" && { fail "$name" "the refused restore left pid $ROOT"; kill_all "$ROOT"; return; }
+    criu_cmd "$name" restore "$img" -d --lib "$PLUGIN_DIR" || { fail "$name" "our restore failed: $(first_error "$LOGS/$name.restore.log")"; kill_all "$ROOT"; return; }
+    keeps_working "$name" || { fail "$name" "$CKPT_WHY"; kill_all "$ROOT"; return; }
+    stop_counter "$PLOG" "$ROOT" p || { fail "$name" "no clean exit after restore"; kill_all "$ROOT"; return; }
+    wait_gone 30 "$ROOT" || true
+    rm -rf "$img"
+    pass "$name"
+    note "TIME $name $(grep -ho 'host copy put back, .*' "$LOGS/$name.restore.log" | head -n1)"
+}
+
 # start_criu_dump NAME IMG ENV...: criu dump of ROOT with our plugins in the background, SIGINT/SIGQUIT at their
 # defaults (a background job of a script ignores them, a user's terminal does not); sets CRIU_PID. A subshell waits
 # for criu as its parent would and writes its exit status (128+N when signal N ended it) to CRIU_STATUS_FILE.

@@ -6,7 +6,7 @@
 #
 # usage (repo root, on the GPU host): bash integration-tests/gpu/run-e2e.sh BUNDLE_DIR OUT_DIR
 # Env:  E2E_CASES="counter torch tree leave-running fail-script fail-full lock-timeout cpu-process twin
-#       interop-upstream interop-to-upstream interop-legacy killed-after-pause killed-during-checkpoint
+#       interop-upstream interop-to-upstream host-copy-refused interop-legacy killed-after-pause killed-during-checkpoint
 #       killed-during-pagedump killed-after-exit sigint sigterm late-restore-failure dataloader-persistent
 #       dataloader-4 late-child own-nvidia-file agent-kill-after-lock agent-kill-after-lock-R
 #       agent-kill-during-checkpoint agent-kill-during-checkpoint-R agent-kill-during-pagedump
@@ -68,7 +68,8 @@ for c in $CASES; do
         cpu-process) case_cpu_process cpu-process ;;
         twin) case_twin cuda-checkpoint-twin ;;
         interop-upstream) case_interop interop-upstream-to-ours upstream ours ;;
-        interop-to-upstream) case_interop interop-ours-to-upstream ours upstream ;;
+        interop-to-upstream) CRIU_ENV=(CRIU_CUDA_HOST_COPY=criu); case_interop interop-ours-to-upstream ours upstream; CRIU_ENV=() ;;
+        host-copy-refused) case_host_copy_refused host-copy-refused-by-upstream ;;
         interop-legacy) case_interop interop-legacy-upstream-to-ours upstream ours legacy ;;
         killed-after-pause|killed-during-checkpoint|killed-during-pagedump|killed-after-exit)
             case_criu_killed "criu-$c" "${c#killed-}" ;;

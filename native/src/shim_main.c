@@ -118,10 +118,16 @@ static enum criu_gpu_claim claim_inventory(void)
 
 	if (!check)
 		return CRIU_GPU_CLAIM_LEGACY; /* criu < 4.1 records no plugins */
-	if (check(SHIM_PLUGIN_NAME, strlen(SHIM_PLUGIN_NAME)))
-		/* true also for an image without the plugins field; a name nobody uses tells which it is */
-		return check("\x01", 1) ? CRIU_GPU_CLAIM_LEGACY : CRIU_GPU_CLAIM_LISTED;
-	return CRIU_GPU_CLAIM_NOT_LISTED;
+	if (!check(SHIM_PLUGIN_NAME, strlen(SHIM_PLUGIN_NAME)))
+		return CRIU_GPU_CLAIM_NOT_LISTED;
+	/* true also for an image without the plugins field; a name nobody uses tells which it is */
+	if (check("\x01", 1))
+		return CRIU_GPU_CLAIM_LEGACY;
+#ifdef SHIM_FORMAT_CLAIM
+	/* a dump in this plugin's own image format names it too, so that criu refuses its restore without us */
+	check(SHIM_FORMAT_CLAIM, strlen(SHIM_FORMAT_CLAIM));
+#endif
+	return CRIU_GPU_CLAIM_LISTED;
 }
 
 /*

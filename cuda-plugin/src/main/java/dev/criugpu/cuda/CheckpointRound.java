@@ -6,6 +6,7 @@ import dev.criugpu.api.Errno;
 import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.backend.CudaCallException;
 import dev.criugpu.cuda.gpu.GpuInfo;
+import dev.criugpu.cuda.hostcopy.TaskSpans;
 import dev.criugpu.cuda.image.CudaGpuEntry;
 import dev.criugpu.cuda.image.CudaTaskEntry;
 import dev.criugpu.cuda.image.CudaTaskImages;
@@ -83,6 +84,7 @@ final class CheckpointRound {
 
     private void checkpointOnWorker(CudaTask task) throws CudaCallException, IOException {
         long t0 = System.nanoTime();
+        List<TaskSpans.Span> before = mappings(task);
         try {
             backend.checkpoint(task.pid);
             task.current = CudaState.CHECKPOINTED;
@@ -99,7 +101,19 @@ final class CheckpointRound {
             throw e;
         }
         log.info("pid {}: CUDA checkpointed in {} ms", task.pid, (System.nanoTime() - t0) / 1_000_000);
+        List<TaskSpans.Span> after = mappings(task);
+        if (before != null && after != null) task.hostCopy = TaskSpans.added(before, after);
         writeRecord(task);
+    }
+
+    /** The task's private anonymous mappings, or null where /proc does not say (its host copy then stays with criu). */
+    private static List<TaskSpans.Span> mappings(CudaTask task) {
+        try {
+            return TaskSpans.privateAnonymous(task.pid);
+        } catch (IOException e) {
+            log.debug("pid {}: cannot read its mappings: {}", task.pid, e.getMessage());
+            return null;
+        }
     }
 
     private void writeRecord(CudaTask task) throws IOException {

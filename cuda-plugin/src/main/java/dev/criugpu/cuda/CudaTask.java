@@ -22,6 +22,8 @@ final class CudaTask {
     boolean checkpointStarted;
     /** The dump has locked it, or decided to leave it as it was (already locked or checkpointed). */
     boolean lockDecided;
+    /** What the driver's checkpoint mapped into it: its host copy of device memory (see HostCopyImages). */
+    volatile java.util.List<dev.criugpu.cuda.hostcopy.TaskSpans.Span> hostCopy = java.util.List.of();
 
     CudaTask(int pid, int nsPid, int restoreTid, CudaState initial, List<GpuInfo> gpus, List<GpuInfo> visible,
              long startTime) {

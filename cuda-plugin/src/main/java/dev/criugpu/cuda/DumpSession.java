@@ -6,7 +6,9 @@ import dev.criugpu.api.Errno;
 import dev.criugpu.api.sys.ImageFiles;
 import dev.criugpu.cuda.agent.AgentLink;
 import dev.criugpu.cuda.gpu.GpuInfo;
+import dev.criugpu.cuda.hostcopy.HostCopyImages;
 import dev.criugpu.cuda.image.CudaTaskImages;
+import dev.criugpu.inventory.ImageException;
 import dev.criugpu.cuda.inherited.InheritedDevices;
 import dev.criugpu.cuda.gpu.GpuMemory;
 import dev.criugpu.cuda.job.CudaIpcImports;
@@ -50,6 +52,7 @@ final class DumpSession {
     private final DumpReturn ending;
     private boolean started;
     private boolean inventoryAdded;
+    private boolean keepHostCopies;
     private Optional<String> unavailable;
 
     /** Call {@link #removeStaleFiles} before the agent is started: it creates its log anew. */
@@ -100,6 +103,7 @@ final class DumpSession {
     static void removeStaleFiles(CriuServices services) {
         services.imageDir().ifPresent(dir -> {
             List<Path> stale = new ArrayList<>(CudaTaskImages.files(dir));
+            stale.addAll(HostCopyImages.files(dir));
             stale.add(agentLog(dir));
             stale.add(secondAgentLog(dir));
             stale.add(dir.resolve(InheritedDevices.IMAGE));
@@ -242,7 +246,33 @@ final class DumpSession {
      */
     boolean exit(int ret, boolean treeSurvives) {
         if (checkpoints.underWay()) checkpoints.finishQuietly();
-        return ending.run(tasks.all(), tasks.watched(), ret, treeSurvives);
+        boolean stranded = ending.run(tasks.all(), tasks.watched(), ret, treeSurvives);
+        if (ret == 0 && keepHostCopies) moveHostCopies();
+        return stranded;
+    }
+
+    /** Whether a dump that succeeded keeps the tasks' host copies in the plugin's format (CRIU_CUDA_HOST_COPY). */
+    void keepHostCopies(boolean on) {
+        keepHostCopies = on;
+    }
+
+    /** Each task's host copy out of criu's pages ({@link HostCopyImages}); where that cannot be, criu's format stays. */
+    private void moveHostCopies() {
+        Optional<Path> dir = services.imageDir();
+        if (dir.isEmpty()) return;
+        for (CudaTask t : tasks.all()) {
+            if (t.hostCopy.isEmpty()) continue;
+            long t0 = System.nanoTime();
+            try {
+                long moved = HostCopyImages.move(dir.get(), t.nsPid, t.hostCopy);
+                if (moved > 0) {
+                    log.info("pid {}: {} MiB of host copy kept for the plugin to put back at restore ({} ms)", t.pid,
+                            moved >> 20, (System.nanoTime() - t0) / 1_000_000);
+                }
+            } catch (ImageException e) {
+                log.warn("pid {}: its host copy stays in criu's pages: {}", t.pid, e.getMessage());
+            }
+        }
     }
 
     /**

@@ -67,6 +67,7 @@ final class DumpStart {
         Optional<InheritedDevices> inherited = services.imageDir().map(InheritedDevices::new);
         DumpSession session = new DumpSession(services, calls.apply(lockBudgetMs), lockBudgetMs,
                 NvidiaGpus.present(Set.of()), config.parallel(), config.quiesce(), config.ncclCheck(), config.multiGpuCheck());
+        session.keepHostCopies(config.hostCopyPlugin());
         GpuMemory.warmUp();
         // last: nothing after it may fail and leave the ranks released without an exit to tell them to go on
         CommRelease release = commandLine.tree().isPresent()

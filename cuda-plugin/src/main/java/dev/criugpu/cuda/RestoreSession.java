@@ -12,7 +12,10 @@ import dev.criugpu.cuda.gpu.GpuMapping;
 import dev.criugpu.cuda.gpu.GpuPair;
 import dev.criugpu.cuda.gpu.GpuUuid;
 import dev.criugpu.cuda.gpu.TaskGpuRecord;
+import dev.criugpu.cuda.hostcopy.HostCopyFill;
+import dev.criugpu.cuda.hostcopy.HostCopyImages;
 import dev.criugpu.cuda.image.CudaGpuEntry;
+import dev.criugpu.cuda.image.CudaHostCopyEntry;
 import dev.criugpu.cuda.image.CudaTaskEntry;
 import dev.criugpu.cuda.state.CudaAction;
 import dev.criugpu.cuda.state.CudaState;
@@ -56,6 +59,10 @@ final class RestoreSession {
     private final List<GpuPair> unrecordedPairs;
     /** The GPUs each task's restore moves (pid: pairs whose old and new GPU differ), for its failure line. */
     private final Map<Integer, List<GpuPair>> moves = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<Integer, CudaHostCopyEntry> hostCopies = new HashMap<>();
+    private java.nio.file.Path imageDir;
+    private HostCopyFill fill;
+    private int fillThreads = 1;
 
     /**
      * @param records our per-task records from the images directory
@@ -114,6 +121,28 @@ final class RestoreSession {
                 + " cannot remap GPUs (needs r580: driver API 13000+ or cuda-checkpoint --device-map)";
     }
 
+    /**
+     * The tasks' host copies to put back before their CUDA restore ({@link HostCopyImages}); each must belong to a task
+     * with a record of ours that this restore resumes.
+     */
+    void hostCopies(java.nio.file.Path imageDir, Map<Integer, CudaHostCopyEntry> records, int threads) {
+        for (int nsPid : records.keySet()) {
+            if (!byNsPid.containsKey(nsPid)) {
+                throw new CriuException(Errno.EINVAL, "cuda-hostcopy-" + nsPid + ".img: the host copy of a task without a "
+                        + "CUDA record this restore resumes; the images are not one dump's");
+            }
+        }
+        this.imageDir = imageDir;
+        this.hostCopies.putAll(records);
+        this.fillThreads = threads;
+    }
+
+    /** The copying threads, started by the first task that needs them (never in the restore probe). */
+    private synchronized HostCopyFill fill() {
+        if (fill == null) fill = new HostCopyFill(fillThreads);
+        return fill;
+    }
+
     /** Why this restore cannot give the tasks their GPU state back, found before any task is created. */
     Optional<String> blockingError() {
         return planError == null || pending.isEmpty() ? Optional.empty() : Optional.of(planError);
@@ -163,7 +192,9 @@ final class RestoreSession {
     /** A task our dump recorded: restore what it recorded. */
     private boolean startRecorded(int pid, CudaTaskEntry entry) {
         List<CudaAction> steps = Transitions.returnSteps(initialOf(entry), CudaState.CHECKPOINTED);
+        CudaHostCopyEntry hostCopy = hostCopies.get(entry.getPid());
         if (steps.isEmpty()) {
+            if (hostCopy != null) putBack(pid, hostCopy);
             log.info("pid {} was checkpointed by its user before the dump; it is left checkpointed", pid);
             return true;
         }
@@ -174,8 +205,24 @@ final class RestoreSession {
             throw new CriuException(Errno.EIO, "pid " + pid + ": restored without a CUDA restore thread, so its "
                     + "CUDA state cannot be restored");
         }
-        launch(pid, tid.getAsInt(), pairs, steps);
+        work.wake(pid, tid.getAsInt());
+        work.submit(pid, () -> {
+            if (hostCopy != null) putBack(pid, hostCopy);
+            restoreOnWorker(pid, pairs, steps);
+        });
         return true;
+    }
+
+    /** The task's host copy back in its memory, where its CUDA restore reads it. */
+    private void putBack(int pid, CudaHostCopyEntry hostCopy) {
+        long t0 = System.nanoTime();
+        try {
+            long bytes = fill().fill(imageDir, hostCopy, pid);
+            long ms = Math.max(1, (System.nanoTime() - t0) / 1_000_000);
+            log.info("pid {}: host copy put back, {} MiB in {} ms ({} MiB/s)", pid, bytes >> 20, ms, (bytes >> 20) * 1000 / ms);
+        } catch (java.io.IOException e) {
+            throw new CriuException(Errno.EIO, "pid " + pid + ": its host copy of device memory cannot be put back: " + e.getMessage());
+        }
     }
 
     /**
@@ -220,12 +267,6 @@ final class RestoreSession {
         }
     }
 
-    /** Wakes the task's restore thread and starts its restore on a worker. */
-    private void launch(int pid, int tid, List<GpuPair> pairs, List<CudaAction> steps) {
-        work.wake(pid, tid);
-        work.submit(pid, () -> restoreOnWorker(pid, pairs, steps));
-    }
-
     private void restoreOnWorker(int pid, List<GpuPair> pairs, List<CudaAction> steps) throws CudaCallException {
         List<GpuPair> moved = pairs.stream().filter(p -> !p.oldUuid().equals(p.newUuid())).toList();
         if (steps.contains(CudaAction.RESTORE) && !moved.isEmpty()) moves.put(pid, moved);
@@ -242,6 +283,7 @@ final class RestoreSession {
     /** Joins every restore, re-stops every restore thread; a task whose restore failed is killed. */
     private void finish() {
         WokenWork.Ended ended = work.finish("the CUDA restore");
+        closeFill();
         List<String> errors = new ArrayList<>();
         for (TaskWork.Failure f : ended.failures()) {
             errors.add(RestoreFailure.killTask(f.pid(), "CUDA restore failed" + movedOnto(f.pid()) + ": "
@@ -259,8 +301,14 @@ final class RestoreSession {
         return " moving its GPUs " + String.join(", ", moved.stream().map(p -> p.oldUuid() + " (dump) to " + p.newUuid()).toList());
     }
 
+    private synchronized void closeFill() {
+        if (fill != null) fill.close();
+        fill = null;
+    }
+
     /** criu's plugin exit: anything still outstanding (a task criu never resumed) is joined and logged. */
     void exit() {
+        closeFill();
         if (!work.underWay()) return;
         try {
             finish();

@@ -9,6 +9,8 @@ import dev.criugpu.cuda.backend.CudaBackend;
 import dev.criugpu.cuda.config.CriuCommandLine;
 import dev.criugpu.cuda.config.PluginConfig;
 import dev.criugpu.cuda.gpu.GpuMemory;
+import dev.criugpu.cuda.hostcopy.HostCopyFill;
+import dev.criugpu.cuda.hostcopy.HostCopyImages;
 import dev.criugpu.cuda.gpu.NvidiaGpus;
 import dev.criugpu.cuda.inherited.InheritedDevices;
 import dev.criugpu.cuda.inherited.InheritedPlan;
@@ -87,6 +89,7 @@ final class RestoreStart {
                     NvidiaGpus.present(config.treatAbsent()), NvidiaGpus.present(Set.of()), config.deviceMap(),
                     config.parallel(), probes.isPresent() ? probes.get()::freeMib : GpuMemory::freeMib);
             log.info("{} CUDA task record(s) in {}", records.size(), dir);
+            hostCopies(dir, session);
             // refused here, before criu creates any task, rather than in RESUME_DEVICES_LATE, where a failure costs
             // the restored tree
             session.blockingError().ifPresent(why -> {
@@ -97,6 +100,21 @@ final class RestoreStart {
             throw new CriuException(Errno.EIO, e.getMessage());
         } catch (IllegalArgumentException e) {
             throw new CriuException(Errno.EINVAL, e.getMessage());
+        }
+    }
+
+    /**
+     * The host copies of a dump in the plugin's format: only where the inventory requires {@link HostCopyImages#MARKER}
+     * (a dump that moved them wrote it; criu refuses the restore without a plugin that claims it).
+     */
+    private static void hostCopies(Path dir, RestoreSession session) throws ImageException {
+        if (HostCopyImages.marked(dir).orElse(false)) {
+            var records = HostCopyImages.readAll(dir);
+            session.hostCopies(dir, records, HostCopyFill.defaultThreads());
+            if (!records.isEmpty()) log.info("{} host copy record(s): put back by the plugin before the CUDA restore", records.size());
+        } else if (!HostCopyImages.files(dir).isEmpty()) {
+            log.warn("{}: cuda-hostcopy-*.img present but inventory.img does not require {}: left from another dump, ignored",
+                    dir, HostCopyImages.MARKER);
         }
     }
 

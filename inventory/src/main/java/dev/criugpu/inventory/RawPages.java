@@ -92,6 +92,24 @@ public final class RawPages {
             }
         }
 
+        /** Appends {@code length} bytes of {@code from} starting at {@code offset}, copied by the kernel. */
+        public void copyFrom(Reader from, long offset, long length) throws ImageException {
+            file.ensureOpen();
+            if (offset < 0 || length < 0 || offset + length > from.size) {
+                throw new ImageException(from.file, "has no " + length + " bytes at offset " + offset + " (its size is " + from.size + ")");
+            }
+            try {
+                for (long done = 0; done < length; ) {
+                    long n = from.channel.transferTo(offset + done, length - done, file.channel());
+                    if (n <= 0) throw new IOException("the copy stopped at offset " + (offset + done));
+                    done += n;
+                    written += n;
+                }
+            } catch (IOException e) {
+                throw new ImageException(file.target(), "copy from " + from.file + " failed: " + e.getMessage(), e);
+            }
+        }
+
         public long written() {
             return written;
         }

@@ -30,6 +30,9 @@ import java.util.Set;
  *                                            one (it never enables peer access between them)
  * CRIU_CUDA_NCCL_RELEASE_S cuda.nccl-release-s  how long a dump waits for NCCL ranks that use the criu_gpu package to
  *                                            release their communicators (seconds, default 60)
+ * CRIU_CUDA_HOST_COPY     cuda.host-copy     plugin (default) = the driver's host copy of device memory is kept out of
+ *                                            criu's pages and put back by the plugin at restore, many threads into huge
+ *                                            pages; criu = left in criu's pages (images upstream's plugin restores)
  * </pre>
  */
 public final class PluginConfig {
@@ -52,7 +55,8 @@ public final class PluginConfig {
             "CRIU_CUDA_QUIESCE", "cuda.quiesce",
             "CRIU_CUDA_NCCL_CHECK", "cuda.nccl-check",
             "CRIU_CUDA_MULTI_GPU_CHECK", "cuda.multi-gpu-check",
-            "CRIU_CUDA_NCCL_RELEASE_S", "cuda.nccl-release-s");
+            "CRIU_CUDA_NCCL_RELEASE_S", "cuda.nccl-release-s",
+            "CRIU_CUDA_HOST_COPY", "cuda.host-copy");
 
     /**
      * @param env the environment (System.getenv() in production)
@@ -138,6 +142,15 @@ public final class PluginConfig {
                 throw new IllegalArgumentException(source("cuda.nccl-release-s") + "='" + v + "': expected seconds, 1 to 86400");
             }
         }).orElse(60_000L);
+    }
+
+    /** Whether a dump keeps the driver's host copy in the plugin's format (see HostCopyImages), not in criu's pages. */
+    public boolean hostCopyPlugin() {
+        return get("cuda.host-copy").map(v -> switch (v.toLowerCase(Locale.ROOT)) {
+            case "plugin" -> true;
+            case "criu" -> false;
+            default -> throw new IllegalArgumentException(source("cuda.host-copy") + "='" + v + "': expected plugin or criu");
+        }).orElse(true);
     }
 
     public boolean guard() {
