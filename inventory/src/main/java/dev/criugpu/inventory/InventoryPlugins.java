@@ -27,6 +27,11 @@ import java.util.function.UnaryOperator;
  */
 public final class InventoryPlugins {
     public static final String INVENTORY_IMG = "inventory.img";
+    /**
+     * Listed by a dump whose CUDA host copy is in criu-java-gpu's own format (kept out of criu's pages): criu refuses
+     * its restore unless a loaded plugin claims the name, which only our cuda_plugin does.
+     */
+    public static final String HOST_COPY_FORMAT = "criu_gpu_hostcopy_v1";
 
     private static final Logger LOG = LoggerFactory.getLogger(InventoryPlugins.class);
     /** The answer criu gave each services instance (one per plugin per criu command). */

@@ -36,7 +36,7 @@ import java.util.regex.Pattern;
  * record, then the inventory's marker, then mm-&lt;pid&gt;.img, and last the pagemap, whose rename is the switch.
  */
 public final class HostCopyImages {
-    public static final String MARKER = "criu_gpu_hostcopy_v1";
+    public static final String MARKER = InventoryPlugins.HOST_COPY_FORMAT;
     /** Image magic of the records ("HCPY"). */
     public static final int MAGIC = 0x48435059;
     /** Below this a task's host copy stays in criu's pages: the copy of the rest would cost more than it saves. */

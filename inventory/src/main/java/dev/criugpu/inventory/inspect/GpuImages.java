@@ -3,6 +3,7 @@ package dev.criugpu.inventory.inspect;
 import dev.criugpu.api.CriuPlugin;
 import dev.criugpu.api.Plugins;
 import dev.criugpu.inventory.ImageException;
+import dev.criugpu.inventory.InventoryPlugins;
 import dev.criugpu.inventory.images.InventoryEntry;
 
 import java.io.IOException;
@@ -23,6 +24,7 @@ public final class GpuImages {
     /** Plugin name → file-name prefixes of the images it writes. */
     static final Map<String, List<String>> PREFIXES = Map.of(
             "cuda_plugin", List.of("cuda-plugin-"),
+            InventoryPlugins.HOST_COPY_FORMAT, List.of("cuda-hostcopy-"),
             "amdgpu_plugin", List.of("amdgpu-kfd-", "amdgpu-renderD-", "amdgpu-pages-"));
 
     private GpuImages() {

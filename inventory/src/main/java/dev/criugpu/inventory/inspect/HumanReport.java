@@ -1,5 +1,6 @@
 package dev.criugpu.inventory.inspect;
 
+import dev.criugpu.inventory.InventoryPlugins;
 import dev.criugpu.inventory.images.InventoryEntry;
 
 import java.util.ArrayList;
@@ -32,6 +33,11 @@ final class HumanReport {
         row(sb, "restore needs", c.requiredPlugins()
                 .map(l -> l.isEmpty() ? "no plugin (no GPU state recorded)" : String.join(", ", l))
                 .orElse("not recorded (older criu): every installed plugin is enabled"));
+        if (c.requiredPlugins().orElse(List.of()).contains(InventoryPlugins.HOST_COPY_FORMAT)) {
+            row(sb, "CUDA host copy", "kept apart from criu's pages (" + InventoryPlugins.HOST_COPY_FORMAT + "): only "
+                    + "criu-java-gpu's cuda_plugin restores it; upstream's plugin and plain criu refuse (a dump with "
+                    + "CRIU_CUDA_HOST_COPY=criu writes images they restore)");
+        }
 
         sb.append("\nProcess tree (").append(c.processes().size()).append(c.processes().size() == 1 ? " process)\n"
                 : " processes)\n");

@@ -1,6 +1,9 @@
 package dev.criugpu.inventory.inspect;
 
+import dev.criugpu.inventory.InventoryPlugins;
 import dev.criugpu.inventory.images.InventoryEntry;
+
+import java.util.List;
 
 /** {@code criu-gpu inspect --json}: the schema is documented in README.md ("inspect"). */
 final class JsonReport {
@@ -39,6 +42,9 @@ final class JsonReport {
         j.name("required").beginArray();
         c.requiredPlugins().ifPresent(list -> list.forEach(j::value));
         j.endArray();
+        // where a CUDA dump's host copy of device memory is: "plugin" (only our cuda_plugin restores it) or "criu"
+        j.name("cuda_host_copy").value(c.requiredPlugins().orElse(List.of()).contains(InventoryPlugins.HOST_COPY_FORMAT)
+                ? "plugin" : "criu");
         j.endObject();
 
         j.name("processes").beginArray();

@@ -59,6 +59,19 @@ class InspectCommandTest {
     }
 
     @Test
+    void aHostCopyInThePluginsFormatIsNamed() throws Exception {
+        Path dir = Fixtures.copy("tree", tmp.resolve("hc"));
+        InventoryPlugins.setPlugins(dir, List.of("cuda_plugin", InventoryPlugins.HOST_COPY_FORMAT));
+        Files.write(dir.resolve("cuda-hostcopy-16.img"), new byte[40]);
+        String out = inspect(dir.toString()).out();
+        assertTrue(out.contains("CUDA host copy  kept apart from criu's pages (criu_gpu_hostcopy_v1)"), out);
+        assertTrue(out.contains("criu_gpu_hostcopy_v1: 1 file(s), 40 B (40 bytes) [required]")
+                || out.contains("criu_gpu_hostcopy_v1: 1 file(s)"), out);
+        Map<String, Object> plugins = Json.object(Json.object(Json.parse(inspect("--json", dir.toString()).out())).get("plugins"));
+        assertEquals("plugin", plugins.get("cuda_host_copy"));
+    }
+
+    @Test
     void humanReportOfLegacyAndEmptyLists() throws Exception {
         Path dir = Fixtures.copy("tree", tmp.resolve("t"));
         assertTrue(inspect(dir.toString()).out().contains("restore needs   no plugin"));
@@ -104,6 +117,7 @@ class InspectCommandTest {
         Map<String, Object> plugins = Json.object(doc.get("plugins"));
         assertEquals(true, plugins.get("recorded"));
         assertEquals(List.of("cuda_plugin", "amdgpu_plugin"), plugins.get("required"));
+        assertEquals("criu", plugins.get("cuda_host_copy"));
 
         // Processes: exactly crit's pstree, plus the command from each core image.
         List<Object> procs = Json.array(doc.get("processes"));
