@@ -8,6 +8,9 @@
 #   FAKE_CUDA_CHECKPOINT_SECONDS=N  a checkpoint takes N seconds (a large one); meanwhile every other call for that
 #                                   pid but --get-restore-tid waits for it, as the driver serves them through the task's
 #                                   restore thread, which the checkpoint holds
+#   FAKE_CUDA_HOST_COPY=FILE        a checkpoint makes the task map its host copy as the driver does: it creates
+#                                   FILE.map-request and waits (at most a minute) for FILE.mapped (the counter
+#                                   workload's --host-copy, whose thread the plugin wakes for the checkpoint)
 #   FAKE_CUDA_FAIL_RESTORE=1        every --action restore fails as the driver's does when it cannot put the state
 #                                   back ("operation not supported"); the pid stays checkpointed
 dir=$(dirname "$0")
@@ -41,6 +44,12 @@ case "$1" in
     case "$2:$(cat "$f")" in
       lock:running) echo locked > "$f" ;;
       checkpoint:locked)
+        if [ -n "$FAKE_CUDA_HOST_COPY" ]; then
+          : > "$FAKE_CUDA_HOST_COPY.map-request"
+          i=0
+          while [ ! -f "$FAKE_CUDA_HOST_COPY.mapped" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
+          [ -f "$FAKE_CUDA_HOST_COPY.mapped" ] || { echo "Could not checkpoint process ID $pid: \"timeout\""; exit 1; }
+        fi
         if [ -n "$FAKE_CUDA_CHECKPOINT_SECONDS" ]; then
           mkdir "$dir/busy-$pid"; sleep "$FAKE_CUDA_CHECKPOINT_SECONDS"; echo checkpointed > "$f"; rmdir "$dir/busy-$pid"
         else

@@ -10,6 +10,10 @@
  *        counter --listen FILE   one process that listens on 127.0.0.1 (no SO_REUSEADDR, as NCCL's listeners) and
  *                                has closed a connection to that listener from the listener's side first, so a
  *                                TIME_WAIT entry holds its port for 60 s; the port is written to FILE.port
+ *        counter --host-copy MIB FILE  one process that plays a CUDA driver's host copy: when FILE.map-request
+ *                                appears it maps MIB MiB of private anonymous memory, fills it with a pattern and makes
+ *                                FILE.mapped; when FILE.verify-request appears it checks the pattern, writes
+ *                                "bad=N" to FILE.verified and removes the request
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -20,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -37,9 +42,45 @@ static int open_log(const char *path) {
     return fd;
 }
 
+/* --host-copy: run every tick */
+static void (*tick_hook)(void);
+static const char *copy_path;
+static unsigned long copy_mib;
+static unsigned long long *copy;
+
+static unsigned long long copy_word(size_t i) { return (i + 1) * 0x9E3779B97F4A7C15ull; }
+
+static void host_copy_tick(void) {
+    char req[4096], done[4096];
+    snprintf(req, sizeof req, "%s.map-request", copy_path);
+    if (!copy && access(req, F_OK) == 0) {
+        size_t words = copy_mib << 17;
+        copy = mmap(NULL, words * 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (copy == MAP_FAILED) exit(8);
+        for (size_t i = 0; i < words; i++) copy[i] = copy_word(i);
+        snprintf(done, sizeof done, "%s.mapped", copy_path);
+        close(open(done, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+    }
+    snprintf(req, sizeof req, "%s.verify-request", copy_path);
+    if (copy && access(req, F_OK) == 0) {
+        unsigned long bad = 0;
+        for (size_t i = 0, words = copy_mib << 17; i < words; i++) bad += copy[i] != copy_word(i);
+        snprintf(done, sizeof done, "%s.verified.tmp", copy_path);
+        FILE *f = fopen(done, "w");
+        if (!f) exit(9);
+        fprintf(f, "bad=%lu\n", bad);
+        fclose(f);
+        char final[4096];
+        snprintf(final, sizeof final, "%s.verified", copy_path);
+        rename(done, final);
+        unlink(req);
+    }
+}
+
 static void count_forever(int fd, const char *path) {
     char line[32];
     for (unsigned long n = 1;; n++) {
+        if (tick_hook) tick_hook();
         int len = snprintf(line, sizeof line, "%lu\n", n);
         if (write(fd, line, (size_t)len) != len) {
             fprintf(stderr, "counter: write to %s failed: %s\n", path, strerror(errno));
@@ -99,6 +140,11 @@ int main(int argc, char **argv) {
             if (pthread_create(&t, NULL, block_for_ever, NULL)) die("pthread_create");
         }
         count_forever(open_log(argv[3]), argv[3]);
+    } else if (argc == 4 && strcmp(argv[1], "--host-copy") == 0) {
+        copy_mib = strtoul(argv[2], NULL, 10);
+        copy_path = argv[3];
+        tick_hook = host_copy_tick;
+        count_forever(open_log(argv[3]), argv[3]);
     } else if (argc == 3 && strcmp(argv[1], "--listen") == 0) {
         listen_with_timewait(argv[2]);
         count_forever(open_log(argv[2]), argv[2]);
@@ -112,6 +158,6 @@ int main(int argc, char **argv) {
         if (child == 0) count_forever(open_log(child_path), child_path);
         count_forever(open_log(parent_path), parent_path);
     }
-    fprintf(stderr, "usage: counter FILE | counter --tree FILE | counter --fds N FILE | counter --threads N FILE | counter --listen FILE\n");
+    fprintf(stderr, "usage: counter FILE | counter --tree FILE | counter --fds N FILE | counter --threads N FILE | counter --listen FILE | counter --host-copy MIB FILE\n");
     return 1;
 }

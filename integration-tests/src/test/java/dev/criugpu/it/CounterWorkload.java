@@ -78,6 +78,27 @@ public final class CounterWorkload {
         return w;
     }
 
+    /**
+     * One counting process that maps {@code mib} MiB of patterned memory when the fake cuda-checkpoint's checkpoint
+     * asks ({@code FAKE_CUDA_HOST_COPY}), as the driver maps its host copy, and checks it on {@link #verifyHostCopy}.
+     */
+    public static CounterWorkload startHostCopy(CriuContainer c, String file, int mib) {
+        int pid = launch(c, "--host-copy " + mib + " " + file);
+        CounterWorkload w = new CounterWorkload(c, List.of(new Counter(pid, file)));
+        w.awaitProgress(3);
+        return w;
+    }
+
+    /** The --host-copy workload's check of its memory: its count of words that differ from the pattern. */
+    public long verifyHostCopy() {
+        String file = counters.getFirst().file();
+        container.exec("rm", "-f", file + ".verified").orFail();
+        container.exec("touch", file + ".verify-request").orFail();
+        Eventually.await("the workload to check its host copy", PROGRESS_TIMEOUT, () -> container.fileExists(file + ".verified"));
+        String text = container.readFile(file + ".verified").strip();
+        return Long.parseLong(text.substring(text.indexOf('=') + 1));
+    }
+
     /** A parent and its child, writing {@code file}.parent and {@code file}.child; their stderr appends to {@code file}.stderr. */
     public static CounterWorkload startTree(CriuContainer c, String file) {
         int parent = launch(c, "--tree " + file, file + ".stderr");

@@ -70,7 +70,9 @@ public final class HostCopyImages {
         Pagemap pagemap = Pagemap.read(pagemapFile);
         Path pagesFile = Pagemap.pagesFile(dir, pagemap.pagesId());
         for (Pagemap.Run r : pagemap.runs()) {
-            if (r.flags() != Pagemap.PE_PRESENT) {
+            // criu marks a private anonymous run PE_LAZY | PE_PRESENT in every dump; only lazy pages left out of the
+            // file (--lazy-pages) or pages of a parent image (pre-dumps) are not here
+            if (!r.inFile() || (r.flags() & Pagemap.PE_PARENT) != 0) {
                 throw new ImageException(pagemapFile, "has pages that are not in its pages file (flags " + r.flags()
                         + ": lazy or in a parent image)");
             }

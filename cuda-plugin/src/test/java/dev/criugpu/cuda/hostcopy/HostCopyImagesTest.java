@@ -37,11 +37,11 @@ class HostCopyImagesTest {
     Path dir;
     byte[] pages;
 
-    /** Runs: 4 pages at 0x10000, 8 at 0x100000 (the host copy: 0x102000..0x108000), 2 at 0x200000. */
+    /** Runs (flags as criu 4.2 writes them): 4 pages at 0x10000, 8 at 0x100000 (the host copy: 0x102000..0x108000), 2 at 0x200000. */
     @BeforeEach
     void criuDump() throws Exception {
         writeInventory(List.of("cuda_plugin"));
-        new Pagemap(1, List.of(new Pagemap.Run(0x10000, 4, Pagemap.PE_PRESENT), new Pagemap.Run(0x100000, 8, Pagemap.PE_PRESENT),
+        new Pagemap(1, List.of(new Pagemap.Run(0x10000, 4, Pagemap.PE_PRESENT), new Pagemap.Run(0x100000, 8, Pagemap.PE_PRESENT | Pagemap.PE_LAZY),
                 new Pagemap.Run(0x200000, 2, Pagemap.PE_PRESENT))).write(Pagemap.file(dir, PID));
         pages = new byte[(int) (14 * P)];
         for (int i = 0; i < pages.length; i++) pages[i] = (byte) (i / P * 7 + i);
@@ -77,7 +77,7 @@ class HostCopyImagesTest {
 
         Pagemap pm = Pagemap.read(Pagemap.file(dir, PID));
         assertEquals(2, pm.pagesId(), "a new pages file, so that the pagemap's rename is the one switch");
-        assertEquals(List.of(new Pagemap.Run(0x10000, 4, Pagemap.PE_PRESENT), new Pagemap.Run(0x100000, 2, Pagemap.PE_PRESENT),
+        assertEquals(List.of(new Pagemap.Run(0x10000, 4, Pagemap.PE_PRESENT), new Pagemap.Run(0x100000, 2, Pagemap.PE_PRESENT | Pagemap.PE_LAZY),
                 new Pagemap.Run(0x200000, 2, Pagemap.PE_PRESENT)), pm.runs());
         byte[] kept = Files.readAllBytes(Pagemap.pagesFile(dir, 2));
         byte[] expected = new byte[(int) (8 * P)];
@@ -109,8 +109,8 @@ class HostCopyImagesTest {
         assertEquals(2, r.getRangesCount());
         assertEquals(5 * P, r.getRanges(0).getOffset());
         assertEquals(9 * P, r.getRanges(1).getOffset());
-        assertEquals(List.of(new Pagemap.Run(0x10000, 4, 4), new Pagemap.Run(0x100000, 1, 4), new Pagemap.Run(0x103000, 2, 4),
-                new Pagemap.Run(0x106000, 2, 4), new Pagemap.Run(0x200000, 2, 4)), Pagemap.read(Pagemap.file(dir, PID)).runs());
+        assertEquals(List.of(new Pagemap.Run(0x10000, 4, 4), new Pagemap.Run(0x100000, 1, 6), new Pagemap.Run(0x103000, 2, 6),
+                new Pagemap.Run(0x106000, 2, 6), new Pagemap.Run(0x200000, 2, 4)), Pagemap.read(Pagemap.file(dir, PID)).runs());
         byte[] kept = Files.readAllBytes(Pagemap.pagesFile(dir, 2));
         assertArrayEquals(slice(4 * P, P), Arrays.copyOfRange(kept, (int) (4 * P), (int) (5 * P)));
         assertArrayEquals(slice(7 * P, 2 * P), Arrays.copyOfRange(kept, (int) (5 * P), (int) (7 * P)));
@@ -129,7 +129,7 @@ class HostCopyImagesTest {
         assertThrows(ImageException.class, () -> HostCopyImages.move(dir, PID, spans, 1));
         Files.write(Pagemap.pagesFile(dir, 1), pages);
 
-        new Pagemap(1, List.of(new Pagemap.Run(0x100000, 8, Pagemap.PE_PRESENT | Pagemap.PE_LAZY))).write(Pagemap.file(dir, 8));
+        new Pagemap(1, List.of(new Pagemap.Run(0x100000, 8, Pagemap.PE_LAZY))).write(Pagemap.file(dir, 8));
         assertThrows(ImageException.class, () -> HostCopyImages.move(dir, 8, spans, 1));
 
         assertEquals(0, HostCopyImages.move(dir, PID, spans, 1L << 30), "too little to be worth it");
