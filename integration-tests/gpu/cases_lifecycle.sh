@@ -60,7 +60,7 @@ case_interop() {
     note "TIME $name dump=$T_DUMP restore=$T_RESTORE records=$records inventory=($inv)"
 }
 
-# case_host_copy_refused NAME: our dump keeps the host copy in the plugin's format (the default); a restore with
+# case_host_copy_refused NAME: our dump keeps the host copy in the plugin's format (CRIU_CUDA_HOST_COPY=plugin); a restore with
 # upstream's plugin must refuse it in criu's own words, naming the format, with nothing restored; then ours restores
 # the same images and the counter's device memory verifies
 case_host_copy_refused() {
@@ -69,7 +69,9 @@ case_host_copy_refused() {
     upstream_ready || { fail "$name" "$CKPT_WHY"; return; }
     start_counter "$name" 0 --tick-ms 20 || { fail "$name" "$CKPT_WHY"; kill_all "$ROOT"; return; }
     TREE_PIDS=("$ROOT")
-    criu_cmd "$name" dump "$img" -t "$ROOT" --lib "$PLUGIN_DIR" || { fail "$name" "our dump failed: $(first_error "$LOGS/$name.dump.log")"; kill_all "$ROOT"; return; }
+    CRIU_ENV=(CRIU_CUDA_HOST_COPY=plugin)
+    criu_cmd "$name" dump "$img" -t "$ROOT" --lib "$PLUGIN_DIR" || { CRIU_ENV=(); fail "$name" "our dump failed: $(first_error "$LOGS/$name.dump.log")"; kill_all "$ROOT"; return; }
+    CRIU_ENV=()
     reap_dumped "$ROOT"
     ls "$img"/cuda-hostcopy-*.img >/dev/null 2>&1 || { fail "$name" "no cuda-hostcopy-*.img: the dump left the host copy in criu's pages"; return; }
     wait_gone 30 "$ROOT" || { fail "$name" "pid $ROOT still exists"; return; }

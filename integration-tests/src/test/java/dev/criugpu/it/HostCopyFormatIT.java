@@ -42,7 +42,7 @@ class HostCopyFormatIT {
         cuda.set("FAKE_CUDA_HOST_COPY", dir + "/counter");
         String img = dir + "/img";
 
-        CriuRun dump = cuda.env(CriuCommand.dump(pid, img).withPlugins().forced()).runIn(criu);
+        CriuRun dump = cuda.env(CriuCommand.dump(pid, img).withPlugins().forced()).env("CRIU_CUDA_HOST_COPY", "plugin").runIn(criu);
         assertEquals(0, dump.result().exitCode(), dump.result().describe() + "\n" + dump.logTail(40));
         List<Long> atDump = t.counter().awaitDumped();
         assertFalse(dump.logLinesContaining("pid " + pid + ": 96 MiB of host copy kept").isEmpty(), String.join("\n", dump.logLinesContaining("cuda")) + "\n" + String.join("\n", cuda.calls()));
