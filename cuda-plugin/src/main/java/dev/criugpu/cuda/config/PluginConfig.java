@@ -30,9 +30,10 @@ import java.util.Set;
  *                                            one (it never enables peer access between them)
  * CRIU_CUDA_NCCL_RELEASE_S cuda.nccl-release-s  how long a dump waits for NCCL ranks that use the criu_gpu package to
  *                                            release their communicators (seconds, default 60)
- * CRIU_CUDA_HOST_COPY     cuda.host-copy     plugin (default) = the driver's host copy of device memory is kept out of
- *                                            criu's pages and put back by the plugin at restore, many threads into huge
- *                                            pages; criu = left in criu's pages (images upstream's plugin restores)
+ * CRIU_CUDA_HOST_COPY     cuda.host-copy     plugin = the driver's host copy of device memory is kept out of criu's pages
+ *                                            and put back by the plugin at restore, many threads into huge pages;
+ *                                            criu (default, until measured on GPUs) = left in criu's pages (images
+ *                                            upstream's plugin restores)
  * </pre>
  */
 public final class PluginConfig {
@@ -150,7 +151,7 @@ public final class PluginConfig {
             case "plugin" -> true;
             case "criu" -> false;
             default -> throw new IllegalArgumentException(source("cuda.host-copy") + "='" + v + "': expected plugin or criu");
-        }).orElse(true);
+        }).orElse(false);
     }
 
     public boolean guard() {
