@@ -7,7 +7,7 @@
 #   manual    the driver API called by a helper before and after plain criu (cuda_ckpt suspend / resume)
 # base (BENCH_FLOWS): the same as ours with the plugin dir of another commit (build-bundle.sh BASE_PLUGIN_DIR=...),
 # for "must not get slower" comparisons in one run. Diagnostic flows (BENCH_FLOWS): ours-seq (CRIU_CUDA_PARALLEL=0), ours-cli (CRIU_CUDA_BACKEND=cli: no libcuda in
-# criu), ours-noagent (CRIU_CUDA_GUARD=0: the driver calls in criu's JVM, no agent), manual-par (the manual flow with
+# criu), ours-noagent (CRIU_CUDA_GUARD=0: the driver calls in criu's JVM, no agent), ours-hostcopy (CRIU_CUDA_HOST_COPY=plugin), manual-par (the manual flow with
 # one cuda_ckpt per task, all at once, as our plugin checkpoints and restores a tree). The flows take turns at going
 # first in a round (round r starts with flow r mod N), and BENCH_WARM_GIB (default 0) GiB of /dev/shm are written
 # and removed before the first round: on the VM hosts the first touch of guest memory is slow, and whichever flow
@@ -110,6 +110,7 @@ cycle() {
         ours-seq) env=(CRIU_CUDA_PARALLEL=0) ;;
         ours-cli) env=(CRIU_CUDA_BACKEND=cli PATH="$UPSTREAM_BIN:$PATH") ;;
         ours-noagent) env=(CRIU_CUDA_GUARD=0) ;;
+        ours-hostcopy) env=(CRIU_CUDA_HOST_COPY=plugin) ;;
     esac
     COUNTER_MIB="$mib" start_counter "$name" "$children" --tick-ms 20 || { note "FAIL $name: $CKPT_WHY"; kill_all "$ROOT"; return; }
     mapfile -t TREE_PIDS < <(tree_pids "$ROOT")
