@@ -74,7 +74,7 @@ class InspectCheckpointIT {
         assertEquals(critInventory.get("dump_criu_run_id"), criuPart.get("run_id"));
         Crit.asObject(criuPart.get("inventory")).forEach((k, v) ->
                 assertEquals(critInventory.get(k), v, "criu.inventory." + k + " differs from crit"));
-        assertEquals(Map.of("recorded", true, "required", critRequired), json.get("plugins"));
+        assertEquals(Map.of("recorded", true, "required", critRequired, "cuda_host_copy", "criu"), json.get("plugins"));
         assertEquals(expected, json.get("processes"), "processes differ from crit's pstree and core images");
 
         // The report follows the inventory, not a fixed answer: list cuda_plugin in our copy and inspect again.
@@ -82,14 +82,14 @@ class InspectCheckpointIT {
         assertHumanReport(inspect(dir).stdout(), dir, expected, "cuda_plugin");
         Map<String, Object> listed = Crit.asObject(Json.parse(inspect(dir, "--json").stdout()));
         InspectSchema.check(listed);
-        assertEquals(Map.of("recorded", true, "required", List.of("cuda_plugin")), listed.get("plugins"));
+        assertEquals(Map.of("recorded", true, "required", List.of("cuda_plugin"), "cuda_host_copy", "criu"), listed.get("plugins"));
         assertEquals(true, gpuEntry(listed, "cuda_plugin").get("listed"));
         assertEquals(false, gpuEntry(listed, "amdgpu_plugin").get("listed"));
 
         InventoryPlugins.clearPlugins(dir);
         Map<String, Object> legacy = Crit.asObject(Json.parse(inspect(dir, "--json").stdout()));
         InspectSchema.check(legacy);
-        assertEquals(Map.of("recorded", false, "required", List.of()), legacy.get("plugins"));
+        assertEquals(Map.of("recorded", false, "required", List.of(), "cuda_host_copy", "criu"), legacy.get("plugins"));
     }
 
     private static CommandResult inspect(Path dir, String... more) {

@@ -35,6 +35,8 @@ final class InspectSchema {
         for (Object name : array(plugins, "plugins.required")) {
             if (!(name instanceof String)) fail("plugins.required[]", "holds a non-string: " + name);
         }
+        Object hostCopy = plugins.get("cuda_host_copy");
+        if (!"plugin".equals(hostCopy) && !"criu".equals(hostCopy)) fail("plugins.cuda_host_copy", "is not plugin or criu: " + hostCopy);
 
         List<?> processes = array(report, "processes");
         if (processes.isEmpty()) fail("processes", "is empty");
